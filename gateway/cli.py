@@ -19,7 +19,9 @@ def _build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the reverse proxy")
     serve.add_argument("--listen", help="HOST:PORT to listen on (default 127.0.0.1:8080)")
-    serve.add_argument("--upstream", help="URL of the single upstream MCP endpoint (served at /mcp)")
+    serve.add_argument(
+        "--upstream", help="URL of the single upstream MCP endpoint (served at /mcp)"
+    )
     serve.add_argument("--policy", help="policy YAML file (default: policies/default.yaml)")
     serve.add_argument("--config", help="gateway YAML config (several upstreams, limits, timeouts)")
     serve.add_argument(

@@ -16,6 +16,7 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+HEADER_MISMATCH = -32020  # spec code (2026-07-28): header/body disagreement
 # Gateway-specific codes live outside the reserved -32768..-32000 range (see protocol.md §7).
 GATEWAY_UPSTREAM_ERROR = -31001
 GATEWAY_UPSTREAM_TIMEOUT = -31002

@@ -1,0 +1,123 @@
+"""Application wiring: routes, typed app state and the shared upstream client."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from yarl import URL
+
+from gateway.config import Settings, parse_listen
+from gateway.headers import HostGuard, is_loopback_host
+from gateway.logs import get_logger
+from gateway.observe import Observer
+from gateway.relay import Relay, Target
+
+SETTINGS = web.AppKey("settings", Settings)
+CLIENT = web.AppKey("client", aiohttp.ClientSession)
+RELAY = web.AppKey("relay", Relay)
+TARGETS = web.AppKey("targets", dict[str, Target])
+READY_CACHE = web.AppKey("ready_cache", dict[str, tuple[float, bool]])
+
+SINGLE_UPSTREAM = "default"
+
+
+def host_guard(settings: Settings) -> HostGuard:
+    """DNS-rebinding protection: on by default for loopback listeners (only loopback Host and
+    Origin values pass), off by default otherwise; explicit allow-lists extend it."""
+    host, _ = parse_listen(settings.listen)
+    sec = settings.security
+    loopback = is_loopback_host(host.lower())
+    enabled = sec.dns_rebinding_protection == "on" or (
+        sec.dns_rebinding_protection == "auto" and (loopback or bool(sec.allowed_hosts))
+    )
+    return HostGuard(
+        enabled=enabled,
+        allowed_hosts=frozenset(h.lower() for h in sec.allowed_hosts),
+        allowed_origins=frozenset(o.lower() for o in sec.allowed_origins),
+        loopback_only=loopback or not sec.allowed_hosts,
+    )
+
+
+def targets_of(settings: Settings) -> dict[str, Target]:
+    return {name: Target(name, URL(up.url)) for name, up in settings.upstreams.items()}
+
+
+def make_app(settings: Settings) -> web.Application:
+    app = web.Application(client_max_size=settings.limits.max_request_bytes)
+    app[SETTINGS] = settings
+    app[TARGETS] = targets_of(settings)
+    app[READY_CACHE] = {}
+    app.cleanup_ctx.append(_upstream_client)
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/readyz", _readyz)
+    for name, target in app[TARGETS].items():
+        path = "/mcp" if name == SINGLE_UPSTREAM else f"/servers/{name}/mcp"
+        handler = _mcp_handler(target)
+        for method in ("POST", "GET", "DELETE"):
+            app.router.add_route(method, path, handler)
+    return app
+
+
+def _mcp_handler(target: Target) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        return await request.app[RELAY].handle(request, target)
+
+    return handler
+
+
+async def _upstream_client(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, enable_cleanup_closed=True)
+    client = aiohttp.ClientSession(
+        connector=connector,
+        auto_decompress=False,
+        cookie_jar=aiohttp.DummyCookieJar(),
+        trust_env=False,
+    )
+    app[CLIENT] = client
+    logger = get_logger("gateway.relay")
+    app[RELAY] = Relay(
+        settings, client, Observer(get_logger("gateway.observe")), host_guard(settings), logger
+    )
+    yield
+    await client.close()
+
+
+async def _healthz(_: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def _reachable(target: Target, timeout: float) -> bool:
+    host, port = target.url.host, target.url.port
+    if host is None or port is None:
+        return False
+    try:
+        async with asyncio.timeout(timeout):
+            _, writer = await asyncio.open_connection(host, port)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    """Ready once the config and policy are loaded; upstream reachability is reported (a TCP
+    connect, cached for 2 s) but does not make the gateway unready."""
+    cache = request.app[READY_CACHE]
+    now = time.monotonic()
+    report: dict[str, Any] = {}
+    for name, target in request.app[TARGETS].items():
+        cached = cache.get(name)
+        if cached is None or now - cached[0] > 2.0:
+            cached = (now, await _reachable(target, 1.0))
+            cache[name] = cached
+        report[name] = {"reachable": cached[1]}
+    return web.json_response({"status": "ready", "upstreams": report})

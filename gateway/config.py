@@ -1,0 +1,124 @@
+"""Gateway settings: the ``--config`` YAML file and command-line flags, validated once at start.
+
+Precedence: command-line flags override the config file, which overrides the defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from gateway.errors import ConfigError
+
+DEFAULT_POLICY = "policies/default.yaml"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Upstream(_Strict):
+    url: str
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value
+
+
+class Limits(_Strict):
+    max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    max_response_bytes: int = Field(default=16 * 1024 * 1024, ge=1024)
+    max_event_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    max_json_depth: int = Field(default=64, ge=4, le=1000)
+
+
+class Timeouts(_Strict):
+    connect: float = Field(default=5.0, gt=0)  # TCP connect to the upstream
+    response: float = Field(default=60.0, gt=0)  # request sent → response headers
+    idle: float = Field(default=300.0, gt=0)  # longest silence on a body or SSE stream
+
+
+class Security(_Strict):
+    # "auto": on for loopback listeners (only loopback Host/Origin accepted), off otherwise.
+    dns_rebinding_protection: Literal["auto", "on", "off"] = "auto"
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+
+
+class Settings(_Strict):
+    listen: str = "127.0.0.1:8080"
+    policy: str = DEFAULT_POLICY
+    upstreams: dict[str, Upstream] = Field(default_factory=dict)
+    limits: Limits = Field(default_factory=Limits)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    security: Security = Field(default_factory=Security)
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+    @field_validator("listen")
+    @classmethod
+    def _host_port(cls, value: str) -> str:
+        parse_listen(value)
+        return value
+
+    @field_validator("upstreams")
+    @classmethod
+    def _names(cls, value: dict[str, Upstream]) -> dict[str, Upstream]:
+        for name in value:
+            if not name or not all(c.isalnum() or c in "-_." for c in name):
+                raise ValueError(f"upstream name {name!r} must be letters, digits, '-', '_', '.'")
+        return value
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"{value!r} is not HOST:PORT")
+    return host.strip("[]"), int(port)
+
+
+def _loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def load_settings(
+    config_file: str | None = None, overrides: dict[str, Any] | None = None
+) -> Settings:
+    """Read the config file (if any), apply flag overrides, validate. Raises ConfigError."""
+    data: dict[str, Any] = {}
+    source = config_file or "command line"
+    if config_file:
+        try:
+            raw = yaml.safe_load(Path(config_file).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"{config_file}: cannot read: {exc.strerror}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{config_file}: invalid YAML: {exc}") from exc
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{config_file}: top level must be a mapping")
+        data.update(raw)
+        base = Path(config_file).parent
+        if isinstance(data.get("policy"), str) and not os.path.isabs(data["policy"]):
+            candidate = base / data["policy"]
+            if candidate.exists():
+                data["policy"] = str(candidate)
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        settings = Settings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"{source}: {_loc(first['loc'])}: {first['msg']}") from exc
+    if not settings.upstreams:
+        raise ConfigError(f"{source}: no upstream: pass --upstream URL or declare `upstreams:`")
+    return settings

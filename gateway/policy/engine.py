@@ -1,0 +1,116 @@
+"""The decision engine: one ``elicitation/create`` ``params`` object in, one ``Decision`` out.
+
+Layers, cheap first; every applicable check runs so the audit shows every reason:
+
+0. envelope and limits (``gateway.policy.envelope``) — oversize stops everything else;
+1. mode declared by the client (``modes``, already resolved from its capabilities);
+2. detectors — form: ``check_form``; URL: ``analyze_url`` on ``url`` and ``check_text`` on
+   ``message``; any message: ``find_pii`` → ``pii-in-message``;
+3. decision — each finding's action is the policy's action for (reason, severity, server);
+   the strictest wins; ``enforce: false`` marks the decision as not enforced (shadow mode);
+4. fail closed — an exception anywhere or an overrun of ``Limits.time_budget_ms`` is a block
+   with ``internal-error`` at ``$``. ``evaluate`` never raises.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from gateway.detect.config import DetectConfig
+from gateway.detect.findings import Action, Decision, Finding, Reason, Severity
+from gateway.policy.envelope import check_envelope
+from gateway.policy.loader import Policy
+
+_INTERNAL = Finding(Reason.INTERNAL_ERROR, "$")
+
+
+class _BudgetExceeded(Exception):
+    """The time budget ran out between two layers."""
+
+
+def evaluate(params: Any, *, modes: frozenset[str], server: str | None, policy: Policy) -> Decision:
+    """Decide on one elicitation. Never raises: any failure is a fail-closed block."""
+    try:
+        findings = _findings(params, modes, policy.detect_config(server))
+        return _decide(findings, policy, server)
+    except Exception:  # noqa: BLE001 - fail closed on anything a detector does
+        return Decision(Action.BLOCK, (_INTERNAL,), enforced=policy.enforce)
+
+
+def decide(findings: list[Finding], policy: Policy, server: str | None = None) -> Decision:
+    """Layer 3 alone: the strictest per-finding action (``allow`` when nothing was found)."""
+    return _decide(findings, policy, server)
+
+
+def _decide(findings: list[Finding], policy: Policy, server: str | None) -> Decision:
+    unique = tuple(dict.fromkeys(findings))
+    action = Action.ALLOW
+    for finding in unique:
+        candidate = policy.action_for(finding.reason, finding.severity, server)
+        if candidate.rank > action.rank:
+            action = candidate
+    return Decision(action, unique, enforced=policy.enforce)
+
+
+def _findings(params: Any, modes: frozenset[str], cfg: DetectConfig) -> list[Finding]:
+    limits = cfg.limits
+    deadline = time.perf_counter() + limits.time_budget_ms / 1000.0
+
+    def run(step: Callable[[], list[Finding]]) -> list[Finding]:
+        if time.perf_counter() > deadline:
+            raise _BudgetExceeded
+        found = step()
+        if time.perf_counter() > deadline:
+            raise _BudgetExceeded
+        return found
+
+    envelope = check_envelope(params, limits)
+    findings = list(envelope.findings)
+    if envelope.mode is None:
+        return findings  # oversize, not an object, or an unknown mode: nothing else can run
+    if envelope.mode not in modes:
+        findings.append(Finding(Reason.MODE_NOT_DECLARED, "$.mode", detail=envelope.mode))
+    if not envelope.inspectable:
+        return findings
+    try:
+        if envelope.mode == "form":
+            findings += run(lambda: _form(params, cfg))
+        else:
+            findings += run(lambda: _url(params, cfg))
+        message = params.get("message")
+        if isinstance(message, str):
+            findings += run(lambda: _pii(message))
+    except _BudgetExceeded:
+        findings.append(_INTERNAL)
+    return findings
+
+
+def _form(params: dict[str, Any], cfg: DetectConfig) -> list[Finding]:
+    from gateway.detect.fields import check_form  # noqa: PLC0415 - loaded once, then cached
+
+    return check_form(params, cfg.form, cfg.limits)
+
+
+def _url(params: dict[str, Any], cfg: DetectConfig) -> list[Finding]:
+    from gateway.detect.fields import check_text  # noqa: PLC0415
+    from gateway.detect.urls import analyze_url  # noqa: PLC0415
+
+    out: list[Finding] = []
+    url = params.get("url")
+    if isinstance(url, str):
+        out += analyze_url(url, "$.url", cfg.url, cfg.limits)
+    message = params.get("message")
+    if isinstance(message, str):
+        out += check_text(message, "$.message", cfg.limits)
+    return out
+
+
+def _pii(message: str) -> list[Finding]:
+    from gateway.detect.pii import find_pii  # noqa: PLC0415
+
+    return [
+        Finding(Reason.PII_IN_MESSAGE, "$.message", severity=Severity.LOW, detail=kind)
+        for kind in find_pii(message)
+    ]

@@ -1,0 +1,248 @@
+"""Sans-IO Server-Sent Events framing: an incremental decoder (bytes -> blocks) and an encoder.
+
+The decoder follows the WHATWG HTML "event stream interpretation" algorithm exactly where it
+matters for a filtering proxy:
+
+* only ``\\r\\n``, ``\\r`` and ``\\n`` end a line (never U+2028, U+0085, ... -- ``str.splitlines``
+  would split on those, and that difference is how a filtering proxy gets bypassed);
+* a ``\\r`` at the very end of the received bytes may be the first half of ``\\r\\n``: a block is
+  only cut once the byte after it is known, so any chunking of a stream yields the same blocks;
+* one UTF-8 BOM at the very start of the stream is ignored for parsing (it stays in ``raw``);
+* ``field: value`` with one leading space stripped; a line without a colon is a field with an
+  empty value; lines starting with ``:`` are comments; an empty line ends a block.
+
+Unlike a browser, the decoder fails closed: a line that is not valid UTF-8, or a block larger than
+``max_block_bytes``, raises :class:`SSEError` (an ``UpstreamProtocolError``) instead of being
+repaired or buffered without bound. Any input yields blocks or ``SSEError``, never another
+exception.
+
+Every block (including comment-only pings and priming events) keeps its exact ``raw`` bytes, so
+the relay can forward untouched events byte-for-byte and only re-encode the ones it rewrites.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from gateway.errors import UpstreamProtocolError
+
+__all__ = ["SSEBlock", "SSEDecoder", "SSEError", "encode_event"]
+
+_BOM: Final = b"\xef\xbb\xbf"
+_EOL_BYTE: Final = re.compile(rb"[\r\n]")
+_EOL_TEXT: Final = re.compile(r"\r\n|\r|\n")
+_CR: Final = 0x0D
+_LF: Final = 0x0A
+_COLON: Final = 0x3A
+# Longer ``retry`` values are reported as None: int() of a megabyte of digits is slow (and above
+# 4300 digits raises); no reconnection delay needs more than 18 digits.
+_MAX_RETRY_DIGITS: Final = 18
+_NEWLINES: Final = (b"\r\n", b"\n", b"\r")
+
+
+class SSEError(UpstreamProtocolError):
+    """The upstream event stream cannot be framed safely (oversized block, invalid UTF-8)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SSEBlock:
+    """One block of an event stream: the bytes up to and including the empty line that ended it.
+
+    ``b"".join(b.raw for b in blocks)`` equals the input minus the incomplete tail.
+    """
+
+    raw: bytes
+    data: str | None
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+    @property
+    def is_dispatch(self) -> bool:
+        """True iff a spec-conforming client would dispatch an event for this block."""
+        return self.data is not None
+
+
+class _Fields:
+    """The fields of the block being decoded (reset after every block)."""
+
+    __slots__ = ("data", "event", "id", "retry")
+
+    def __init__(self) -> None:
+        self.data: list[str] | None = None
+        self.event = ""
+        self.id: str | None = None
+        self.retry: int | None = None
+
+    def block(self, raw: bytes) -> SSEBlock:
+        data = None if self.data is None else "\n".join(self.data)
+        return SSEBlock(raw, data, self.event or "message", self.id, self.retry)
+
+
+class SSEDecoder:
+    """Incremental event-stream decoder. Work per ``feed`` is proportional to the chunk size."""
+
+    __slots__ = ("_buf", "_failed", "_fields", "_line_start", "_max", "_search_from", "_started")
+
+    def __init__(self, *, max_block_bytes: int = 4 * 1024 * 1024) -> None:
+        if max_block_bytes < 1:
+            raise ValueError("max_block_bytes must be positive")
+        self._max = max_block_bytes
+        self._buf = bytearray()  # the bytes of the current (incomplete) block
+        self._line_start = 0  # offset in _buf of the first unparsed line
+        self._search_from = 0  # offset in _buf from which no line ending has been searched yet
+        self._started = False  # BOM handled
+        self._failed = False
+        self._fields = _Fields()
+
+    def feed(self, chunk: bytes) -> list[SSEBlock]:
+        """Decode ``chunk``; return the blocks it completed. Raises :class:`SSEError`."""
+        if self._failed:
+            raise SSEError("event stream already failed")
+        if not chunk:
+            return []
+        buf = self._buf
+        buf += chunk
+        if not self._started:
+            if len(buf) < len(_BOM) and _BOM.startswith(buf):
+                return []  # maybe a BOM: wait for its remaining bytes
+            self._started = True
+            if buf.startswith(_BOM):
+                self._line_start = self._search_from = len(_BOM)
+        try:
+            blocks = self._scan(buf)
+        except SSEError:
+            self._failed = True
+            raise
+        if len(buf) > self._max:
+            self._failed = True
+            raise SSEError("event stream block exceeds the size limit")
+        return blocks
+
+    def close(self) -> bytes:
+        """End of stream: return the bytes of the incomplete last block (possibly ``b""``).
+
+        Raises :class:`SSEError` if those bytes hold a complete block, which happens only when the
+        stream's last line ending is a bare ``\\r`` that was still waiting for a possible ``\\n``;
+        use :meth:`finish` to receive that block instead.
+        """
+        blocks, tail = self.finish()
+        if blocks:
+            raise SSEError("event stream ended inside a line ending")
+        return tail
+
+    def finish(self) -> tuple[list[SSEBlock], bytes]:
+        """End of stream: return the blocks completed by the end of input, and the incomplete tail.
+
+        Per the SSE spec the tail is never dispatched by a client (an event needs its empty line).
+        """
+        if self._failed:
+            raise SSEError("event stream already failed")
+        self._failed = True  # the decoder cannot be fed after the end of the stream
+        buf = self._buf
+        blocks: list[SSEBlock] = []
+        if buf.endswith(b"\r"):
+            # EOF settles the held "\r": it ended a line. Parse that line now.
+            blocks = self._scan(buf, at_eof=True)
+        tail = bytes(buf)
+        buf.clear()
+        return blocks, tail
+
+    def _scan(self, buf: bytearray, *, at_eof: bool = False) -> list[SSEBlock]:
+        """Parse every complete line of ``buf``; cut the blocks they complete off its front."""
+        blocks: list[SSEBlock] = []
+        end = len(buf)
+        line_start = self._line_start
+        pos = self._search_from
+        block_end = 0
+        search = _EOL_BYTE.search
+        while True:
+            m = search(buf, pos)
+            if m is None:
+                pos = end
+                break
+            eol = m.start()
+            if buf[eol] == _CR:
+                if eol + 1 == end and not at_eof:
+                    pos = eol  # "\r" or "\r\n"? decided by the next byte
+                    break
+                nxt = eol + 2 if eol + 1 < end and buf[eol + 1] == _LF else eol + 1
+            else:
+                nxt = eol + 1
+            if eol == line_start:  # empty line: the block ends here
+                if nxt - block_end > self._max:
+                    raise SSEError("event stream block exceeds the size limit")
+                blocks.append(self._fields.block(bytes(buf[block_end:nxt])))
+                self._fields = _Fields()
+                block_end = nxt
+            else:
+                self._line(buf, line_start, eol)
+            line_start = pos = nxt
+        if block_end:
+            del buf[:block_end]
+            line_start -= block_end
+            pos -= block_end
+        self._line_start = line_start
+        self._search_from = pos
+        return blocks
+
+    def _line(self, buf: bytearray, start: int, end: int) -> None:
+        """Apply one non-empty line to the current block's fields."""
+        try:
+            line = buf[start:end].decode("utf-8")
+        except UnicodeDecodeError:
+            raise SSEError("event stream line is not valid UTF-8") from None
+        if buf[start] == _COLON:
+            return  # comment
+        name, colon, value = line.partition(":")
+        if colon and value.startswith(" "):
+            value = value[1:]
+        fields = self._fields
+        if name == "data":
+            if fields.data is None:
+                fields.data = [value]
+            else:
+                fields.data.append(value)
+        elif name == "event":
+            fields.event = value
+        elif name == "id":
+            if "\0" not in value:
+                fields.id = value
+        elif name == "retry":
+            ok = value.isascii() and value.isdigit() and len(value) <= _MAX_RETRY_DIGITS
+            fields.retry = int(value) if ok else None
+
+
+def encode_event(
+    *,
+    data: str,
+    event: str | None = None,
+    id: str | None = None,
+    retry: int | None = None,
+    newline: bytes = b"\r\n",
+) -> bytes:
+    """Encode one event. ``data`` may span lines (any of ``\\r\\n``, ``\\r``, ``\\n``).
+
+    Raises ValueError if ``event`` or ``id`` contain a line ending or NUL, ``retry`` is negative,
+    ``newline`` is not an SSE line ending, or ``data`` is not encodable as UTF-8.
+    """
+    if newline not in _NEWLINES:
+        raise ValueError("newline must be one of \\r\\n, \\n, \\r")
+    lines: list[str] = []
+    for name, value in (("id", id), ("event", event)):
+        if value is None:
+            continue
+        if "\r" in value or "\n" in value or "\0" in value:
+            raise ValueError(f"SSE {name} must not contain a line ending or NUL")
+        lines.append(f"{name}: {value}")
+    if retry is not None:
+        if isinstance(retry, bool) or retry < 0:
+            raise ValueError("SSE retry must be a non-negative integer")
+        lines.append(f"retry: {retry}")
+    lines.extend("data: " + part for part in _EOL_TEXT.split(data))
+    lines.append("")
+    lines.append("")
+    nl = newline.decode("ascii")
+    return nl.join(lines).encode("utf-8")

@@ -1,0 +1,263 @@
+"""The decision engine: layers, the decision rule, shadow mode, per-server actions, fail closed."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gateway.detect.findings import Action, Finding, Reason, Severity
+from gateway.policy import engine
+from gateway.policy.engine import decide, evaluate
+from gateway.policy.loader import Policy, load_policy, parse_policy
+
+POLICIES = Path(__file__).resolve().parents[2] / "policies"
+BOTH = frozenset({"form", "url"})
+
+
+@pytest.fixture(scope="module")
+def default() -> Policy:
+    return load_policy(POLICIES / "default.yaml")
+
+
+def _form(message: str, **props: Any) -> dict[str, Any]:
+    return {"message": message, "requestedSchema": {"type": "object", "properties": props}}
+
+
+def _url(url: str, message: str = "Please sign in to connect your account.") -> dict[str, Any]:
+    return {"mode": "url", "message": message, "url": url, "elicitationId": "e-1"}
+
+
+def _codes(params: Any, policy: Policy, modes: frozenset[str] = BOTH) -> tuple[str, set[str]]:
+    d = evaluate(params, modes=modes, server=None, policy=policy)
+    return d.action.value, set(d.reasons)
+
+
+# --- layer 3: the decision rule (no detectors involved) ---------------------------------------
+
+
+def test_no_findings_is_allow(default: Policy) -> None:
+    d = decide([], default)
+    assert d.action is Action.ALLOW and d.findings == () and d.enforced
+
+
+def test_strictest_action_wins(default: Policy) -> None:
+    warn = Finding(Reason.IDN_HOST, "$.url", Severity.LOW)
+    block = Finding(Reason.SECRET_FIELD, "$.requestedSchema.properties.pw")
+    assert decide([warn], default).action is Action.WARN
+    assert decide([warn, block], default).action is Action.BLOCK
+    assert decide([block, warn], default).reasons == ["secret-field", "idn-host"]
+
+
+def test_low_severity_downgrade(default: Policy) -> None:
+    low = Finding(Reason.CLICKABLE_URL, "$.requestedSchema.properties.site.description", Severity.LOW)
+    assert decide([low], default).action is Action.WARN
+    strict = load_policy(POLICIES / "strict.yaml")
+    assert decide([low], strict).action is Action.BLOCK
+
+
+def test_duplicate_findings_are_merged(default: Policy) -> None:
+    f = Finding(Reason.INVISIBLE_CHARS, "$.message")
+    assert decide([f, f], default).findings == (f,)
+
+
+def test_shadow_mode_decides_but_does_not_enforce() -> None:
+    shadow = load_policy(POLICIES / "audit-only.yaml")
+    d = decide([Finding(Reason.SECRET_FIELD, "$")], shadow)
+    assert d.action is Action.BLOCK
+    assert d.enforced is False
+    assert d.effective_action is Action.WARN
+
+
+def test_per_server_actions() -> None:
+    policy = parse_policy(b"version: 1\nservers:\n  lab:\n    actions: {ip-literal: warn}\n")
+    f = [Finding(Reason.IP_LITERAL, "$.url")]
+    assert decide(f, policy, "lab").action is Action.WARN
+    assert decide(f, policy, None).action is Action.BLOCK
+    assert decide(f, policy, "prod").action is Action.BLOCK
+
+
+def test_allow_action_keeps_the_finding_for_the_audit() -> None:
+    policy = parse_policy(b"version: 1\nactions: {pii-in-message: allow}\n")
+    d = decide([Finding(Reason.PII_IN_MESSAGE, "$.message", Severity.LOW)], policy)
+    assert d.action is Action.ALLOW and d.reasons == ["pii-in-message"]
+
+
+# --- layers 0 and 1 ---------------------------------------------------------------------------
+
+
+def test_oversize_runs_nothing_else(default: Policy) -> None:
+    params = _form("enter your password " * 4000, pw={"type": "string"})
+    d = evaluate(params, modes=frozenset(), server=None, policy=default)
+    assert [(f.reason, f.path) for f in d.findings] == [(Reason.OVERSIZE, "$")]
+    assert d.action is Action.BLOCK
+
+
+@pytest.mark.parametrize("params", [None, [], "x", 3, {"mode": "sms", "message": "m"}])
+def test_malformed_params_block(params: Any, default: Policy) -> None:
+    assert _codes(params, default) == ("block", {"malformed"})
+
+
+def test_url_mode_not_declared(default: Policy) -> None:
+    action, reasons = _codes(_url("https://example.com/connect"), default, frozenset({"form"}))
+    assert action == "block"
+    assert "mode-not-declared" in reasons
+
+
+def test_no_modes_declared_blocks_form(default: Policy) -> None:
+    action, reasons = _codes(_form("Your name?", name={"type": "string"}), default, frozenset())
+    assert (action, reasons) == ("block", {"mode-not-declared"})
+
+
+def test_schema_violation_still_runs_detectors(default: Policy) -> None:
+    params = _form("Log in", password={"type": "string", "format": "password"})
+    action, reasons = _codes(params, default)
+    assert action == "block"
+    assert {"schema-violation", "secret-field"} <= reasons
+
+
+# --- layer 4: fail closed ---------------------------------------------------------------------
+
+
+def test_detector_exception_blocks(default: Policy, monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(params: dict[str, Any], cfg: Any) -> list[Finding]:
+        raise RuntimeError("detector bug")
+
+    monkeypatch.setattr(engine, "_form", boom)
+    d = evaluate(_form("Your name?", name={"type": "string"}), modes=BOTH, server=None, policy=default)
+    assert d.action is Action.BLOCK
+    assert [(f.reason, f.path) for f in d.findings] == [(Reason.INTERNAL_ERROR, "$")]
+
+
+def test_time_budget_overrun_blocks() -> None:
+    tiny = parse_policy(b"version: 1\nlimits: {time_budget_ms: 0.000001}\n")
+    d = evaluate(_form("Your name?", name={"type": "string"}), modes=BOTH, server=None, policy=tiny)
+    assert d.action is Action.BLOCK
+    assert Reason.INTERNAL_ERROR in {f.reason for f in d.findings}
+
+
+def test_internal_error_blocks_even_if_shadowed() -> None:
+    shadow = load_policy(POLICIES / "audit-only.yaml")
+    d = evaluate({"message": {1}}, modes=BOTH, server=None, policy=shadow)
+    assert d.action is Action.BLOCK and d.enforced is False
+
+
+# --- layers 2 and 3 with the real detectors ---------------------------------------------------
+
+
+def test_benign_form_allowed(default: Policy) -> None:
+    params = _form(
+        "Which release should I deploy?",
+        env={"type": "string", "enum": ["staging", "production"]},
+        notify={"type": "boolean", "default": True},
+    )
+    assert _codes(params, default) == ("allow", set())
+
+
+def test_password_form_blocked(default: Policy) -> None:
+    params = _form("Confirm your identity", password={"type": "string", "title": "Password"})
+    action, reasons = _codes(params, default)
+    assert action == "block" and "secret-field" in reasons
+
+
+def test_ssn_form_warns(default: Policy) -> None:
+    params = _form("Tax form", ssn={"type": "string", "title": "Social Security Number"})
+    assert _codes(params, default) == ("warn", {"sensitive-pii-field"})
+
+
+def test_clean_url_allowed(default: Policy) -> None:
+    assert _codes(_url("https://github.com/login/oauth/authorize?client_id=abc&state=xyz"), default)[0] == "allow"
+
+
+def test_url_findings_block(default: Policy) -> None:
+    action, reasons = _codes(_url("http://user:pw@203.0.113.7/login"), default)
+    assert action == "block"
+    assert {"userinfo", "ip-literal"} <= reasons
+
+
+def test_dev_policy_allows_loopback_http() -> None:
+    dev = load_policy(POLICIES / "dev.yaml")
+    assert _codes(_url("http://localhost:8080/callback"), dev)[0] == "allow"
+    strict = load_policy(POLICIES / "strict.yaml")
+    assert _codes(_url("http://localhost:8080/callback"), strict)[0] == "block"
+
+
+def test_pii_in_message_warns(default: Policy) -> None:
+    params = _url("https://example.com/verify", "We will email jane.doe@example.com a receipt.")
+    action, reasons = _codes(params, default)
+    assert action == "warn" and "pii-in-message" in reasons
+
+
+def test_findings_never_carry_values(default: Policy) -> None:
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    params = _form(f"Token {secret}", x={"type": "string", "default": secret})
+    d = evaluate(params, modes=BOTH, server=None, policy=default)
+    assert d.action is Action.BLOCK
+    assert secret not in json.dumps([(f.path, f.detail) for f in d.findings])
+
+
+# --- property: never raises, bounded time -----------------------------------------------------
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=50),
+    lambda children: st.lists(children, max_size=5)
+    | st.dictionaries(st.text(max_size=10), children, max_size=5),
+    max_leaves=30,
+)
+_texts = st.text(
+    alphabet=st.sampled_from(list("aаеoоpр1l.:/@%-_ ​‮ｈｔｐｓ") + ["http://", "xn--", "password"]),
+    max_size=400,
+)
+
+
+@st.composite
+def _elicitations(draw: st.DrawFn) -> Any:
+    kind = draw(st.sampled_from(["json", "form", "url"]))
+    if kind == "json":
+        return draw(_json)
+    if kind == "url":
+        return {"mode": "url", "message": draw(_texts), "url": draw(_texts)}
+    props = draw(
+        st.dictionaries(
+            _texts.filter(bool),
+            st.fixed_dictionaries(
+                {"type": st.sampled_from(["string", "integer", "boolean", "object", "array"])},
+                optional={"title": _texts, "description": _texts, "default": _json, "enum": _json},
+            ),
+            max_size=6,
+        )
+    )
+    return _form(draw(_texts), **props)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_elicitations(), st.sets(st.sampled_from(["form", "url"])))
+def test_evaluate_never_raises(params: Any, modes: set[str]) -> None:
+    policy = load_policy(POLICIES / "default.yaml")
+    start = time.perf_counter()
+    d = evaluate(params, modes=frozenset(modes), server=None, policy=policy)
+    assert time.perf_counter() - start < 1.0
+    assert d.action in set(Action)
+    if d.action is Action.ALLOW:
+        assert all(policy.action_for(f.reason, f.severity) is Action.ALLOW for f in d.findings)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        _form("p a s s w o r d " * 3000, f={"type": "string"}),
+        _form("x", **{f"f{i}": {"type": "string", "description": "аррӏе.com " * 50} for i in range(40)}),
+        _url("https://" + "а" * 3000 + ".com/" + "%25" * 5000),
+        _url("https://example.com/?" + "&".join(f"k{i}=dG9rZW4" for i in range(2000))),
+    ],
+)
+def test_adversarial_inputs_are_bounded(params: Any, default: Policy) -> None:
+    start = time.perf_counter()
+    d = evaluate(params, modes=BOTH, server=None, policy=default)
+    assert time.perf_counter() - start < 1.0
+    assert d.action is not Action.ALLOW

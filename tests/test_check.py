@@ -1,0 +1,143 @@
+"""`elicitation-gateway check` and `validate-policy`, run as real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = str(ROOT / "policies" / "default.yaml")
+
+FORM_OK = {
+    "message": "Which environment?",
+    "requestedSchema": {
+        "type": "object",
+        "properties": {"env": {"type": "string", "enum": ["staging", "production"]}},
+    },
+}
+FORM_PASSWORD = {
+    "message": "Sign in again",
+    "requestedSchema": {"type": "object", "properties": {"password": {"type": "string"}}},
+}
+URL_OK = {
+    "mode": "url",
+    "message": "Authorize access",
+    "url": "https://example.com/connect?elicitationId=abc",
+    "elicitationId": "abc",
+}
+
+
+def _run(args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gateway", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
+    )
+
+
+def _check(lines: list[str], *extra: str) -> list[dict[str, Any]]:
+    proc = _run(["check", "--policy", DEFAULT, *extra], "\n".join(lines) + "\n")
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def test_check_bare_wrapped_invalid_and_blank_lines() -> None:
+    lines = [
+        json.dumps(FORM_OK),
+        json.dumps({"id": "pw", "params": FORM_PASSWORD}),
+        "",
+        "{not json",
+        json.dumps({"id": 7, "params": URL_OK}),
+        "   ",
+        json.dumps({"params": FORM_OK}),
+    ]
+    out = _check(lines)
+    assert [r["id"] for r in out] == [1, "pw", 4, 7, 7]
+    assert out[0] == {"id": 1, "action": "allow", "reasons": [], "findings": []}
+    assert out[1]["action"] == "block"
+    assert "secret-field" in out[1]["reasons"]
+    assert {"reason": "secret-field", "path": "$.requestedSchema.properties.password"} in out[1][
+        "findings"
+    ]
+    assert out[2] == {
+        "id": 4,
+        "action": "block",
+        "reasons": ["malformed"],
+        "findings": [{"reason": "malformed", "path": "$"}],
+    }
+    assert out[3]["action"] == "allow"
+    assert out[4]["id"] == 7 and out[4]["action"] == "allow"  # {"params": …} only: line 7
+
+
+def test_bare_params_with_params_key_is_not_a_wrapper() -> None:
+    odd = {"message": "m", "params": {"a": 1}, "requestedSchema": FORM_OK["requestedSchema"]}
+    out = _check([json.dumps(odd)])
+    assert out[0]["id"] == 1
+    assert out[0]["action"] == "allow"  # evaluated as params (unknown top-level keys are ignored)
+
+
+def test_capabilities_flag() -> None:
+    out = _check([json.dumps(URL_OK)], "--capabilities", "form")
+    assert out[0]["action"] == "block" and out[0]["reasons"] == ["mode-not-declared"]
+    out = _check([json.dumps(FORM_OK)], "--capabilities", "none")
+    assert out[0]["reasons"] == ["mode-not-declared"]
+    out = _check([json.dumps(FORM_OK)], "--capabilities", "")
+    assert out[0]["reasons"] == ["mode-not-declared"]
+    out = _check([json.dumps({"id": "x", "params": URL_OK, "capabilities": "url"})], "--capabilities", "form")
+    assert out[0]["action"] == "allow"
+
+
+def test_bad_capabilities_exit_2() -> None:
+    proc = _run(["check", "--policy", DEFAULT, "--capabilities", "form,sms"], "")
+    assert proc.returncode == 2
+    assert "sms" in proc.stderr
+
+
+def test_server_overrides(tmp_path: Path) -> None:
+    policy = tmp_path / "p.yaml"
+    policy.write_text("version: 1\nservers:\n  vault:\n    actions: {secret-field: warn}\n")
+    line = json.dumps(FORM_PASSWORD)
+    proc = _run(["check", "--policy", str(policy), "--server", "vault"], line)
+    assert json.loads(proc.stdout)["action"] == "warn"
+    proc = _run(["check", "--policy", str(policy)], line)
+    assert json.loads(proc.stdout)["action"] == "block"
+
+
+def test_check_bad_policy_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 1\nurl:\n  schemes: [https, 9]\n")
+    proc = _run(["check", "--policy", str(bad)], json.dumps(FORM_OK))
+    assert proc.returncode == 2
+    assert str(bad) in proc.stderr and "url.schemes[1]" in proc.stderr
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("name", ["default", "strict", "dev", "audit-only"])
+def test_validate_shipped(name: str) -> None:
+    proc = _run(["validate-policy", str(ROOT / "policies" / f"{name}.yaml")])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("OK: ")
+
+
+def test_validate_reports_file_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 1\nservers:\n  acme:\n    actions:\n      secret-field: blok\n")
+    proc = _run(["validate-policy", str(bad)])
+    assert proc.returncode == 2
+    assert f"{bad}: servers.acme.actions.secret-field:" in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_validate_missing_file(tmp_path: Path) -> None:
+    proc = _run(["validate-policy", str(tmp_path / "missing.yaml")])
+    assert proc.returncode == 2
+    assert "cannot read" in proc.stderr
