@@ -31,10 +31,7 @@ from gateway.errors import UpstreamProtocolError
 __all__ = ["SSEBlock", "SSEDecoder", "SSEError", "encode_event"]
 
 _BOM: Final = b"\xef\xbb\xbf"
-_EOL_BYTE: Final = re.compile(rb"[\r\n]")
 _EOL_TEXT: Final = re.compile(r"\r\n|\r|\n")
-_CR: Final = 0x0D
-_LF: Final = 0x0A
 _COLON: Final = 0x3A
 # Longer ``retry`` values are reported as None: int() of a megabyte of digits is slow (and above
 # 4300 digits raises); no reconnection delay needs more than 18 digits.
@@ -157,20 +154,27 @@ class SSEDecoder:
         line_start = self._line_start
         pos = self._search_from
         block_end = 0
-        search = _EOL_BYTE.search
+        # Next "\r" and "\n" at or after pos (-1: none left), each found with one memchr-speed
+        # find() and searched again only once pos has passed it: linear in the chunk size.
+        cr = buf.find(b"\r", pos)
+        lf = buf.find(b"\n", pos)
         while True:
-            m = search(buf, pos)
-            if m is None:
+            if 0 <= cr < pos:
+                cr = buf.find(b"\r", pos)
+            if 0 <= lf < pos:
+                lf = buf.find(b"\n", pos)
+            if cr < 0 and lf < 0:
                 pos = end
                 break
-            eol = m.start()
-            if buf[eol] == _CR:
-                if eol + 1 == end and not at_eof:
-                    pos = eol  # "\r" or "\r\n"? decided by the next byte
-                    break
-                nxt = eol + 2 if eol + 1 < end and buf[eol + 1] == _LF else eol + 1
+            if cr < 0 or 0 <= lf < cr:
+                eol = lf
+                nxt = lf + 1
             else:
-                nxt = eol + 1
+                eol = cr
+                if cr + 1 == end and not at_eof:
+                    pos = cr  # "\r" or "\r\n"? decided by the next byte
+                    break
+                nxt = cr + 2 if lf == cr + 1 else cr + 1
             if eol == line_start:  # empty line: the block ends here
                 if nxt - block_end > self._max:
                     raise SSEError("event stream block exceeds the size limit")

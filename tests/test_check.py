@@ -92,7 +92,9 @@ def test_capabilities_flag() -> None:
     assert out[0]["reasons"] == ["mode-not-declared"]
     out = _check([json.dumps(FORM_OK)], "--capabilities", "")
     assert out[0]["reasons"] == ["mode-not-declared"]
-    out = _check([json.dumps({"id": "x", "params": URL_OK, "capabilities": "url"})], "--capabilities", "form")
+    out = _check(
+        [json.dumps({"id": "x", "params": URL_OK, "capabilities": "url"})], "--capabilities", "form"
+    )
     assert out[0]["action"] == "allow"
 
 

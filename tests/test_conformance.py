@@ -64,8 +64,7 @@ def parse_summary(output: str) -> dict[str, bool]:
     """Scenario -> passed, from the ``=== SUMMARY ===`` block of ``conformance server``."""
     _, _, summary = output.rpartition("=== SUMMARY ===")
     return {
-        m.group(2): m.group(1) == "✓" and m.group(4) == "0"
-        for m in SUMMARY_LINE.finditer(summary)
+        m.group(2): m.group(1) == "✓" and m.group(4) == "0" for m in SUMMARY_LINE.finditer(summary)
     }
 
 
@@ -136,9 +135,7 @@ async def test_every_direct_pass_also_passes_through_the_gateway(
     log_path = tmp_path / "gateway.log"
     try:
         async with start_gateway(target.url, log_path=log_path) as gateway:
-            via = await run_suite(
-                f"http://localhost:{gateway.port}/mcp", tmp_path / "gateway.txt"
-            )
+            via = await run_suite(f"http://localhost:{gateway.port}/mcp", tmp_path / "gateway.txt")
     finally:
         through = len(via.passed) if via is not None else 0
         with capsys.disabled():

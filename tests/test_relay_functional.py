@@ -176,12 +176,15 @@ async def test_upstream_down_gives_502_with_request_id() -> None:
     from tests.relay_harness import settings_for
 
     app = make_app(settings_for(f"http://127.0.0.1:{_dead_port()}/mcp"))
-    async with TestServer(app, port=0) as gw, aiohttp.ClientSession() as session:
-        async with session.post(gw.make_url("/mcp"), data=CALL, headers=JSON_HEADERS) as resp:
-            assert resp.status == 502
-            body = await resp.json()
-            assert body["id"] == 7
-            assert body["error"]["code"] == -31001
+    async with (
+        TestServer(app, port=0) as gw,
+        aiohttp.ClientSession() as session,
+        session.post(gw.make_url("/mcp"), data=CALL, headers=JSON_HEADERS) as resp,
+    ):
+        assert resp.status == 502
+        body = await resp.json()
+        assert body["id"] == 7
+        assert body["error"]["code"] == -31001
 
 
 async def test_slow_upstream_gives_504_within_the_timeout() -> None:
@@ -207,7 +210,7 @@ async def test_stream_that_breaks_midway_ends_cleanly() -> None:
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         await resp.write(event)
-        await resp.write(b"data: {\"trunc")
+        await resp.write(b'data: {"trunc')
         assert request.transport is not None
         request.transport.abort()  # reset mid-event
         return resp
@@ -225,9 +228,11 @@ async def test_stalled_stream_ends_after_idle_timeout() -> None:
         await asyncio.sleep(30)
         return resp
 
-    async with running(up, timeouts={"idle": 0.3}) as h:
-        async with h.session.post(h.mcp, data=CALL, headers=JSON_HEADERS) as resp:
-            assert await asyncio.wait_for(resp.read(), 5) == b": hello\r\n\r\n"
+    async with (
+        running(up, timeouts={"idle": 0.3}) as h,
+        h.session.post(h.mcp, data=CALL, headers=JSON_HEADERS) as resp,
+    ):
+        assert await asyncio.wait_for(resp.read(), 5) == b": hello\r\n\r\n"
 
 
 async def test_client_disconnect_releases_the_upstream_within_one_second() -> None:
@@ -269,7 +274,9 @@ async def test_client_disconnect_releases_the_upstream_within_one_second() -> No
         (b'{"hello":"world"}', 400, -32600),
     ],
 )
-async def test_bad_client_bodies_get_spec_shaped_errors(body: bytes, status: int, code: int) -> None:
+async def test_bad_client_bodies_get_spec_shaped_errors(
+    body: bytes, status: int, code: int
+) -> None:
     async def up(_: web.Request) -> web.Response:
         raise AssertionError("must not reach the upstream")
 
@@ -338,7 +345,9 @@ async def test_uninspectable_upstream_json_is_not_forwarded(body: bytes) -> None
 async def test_compressed_upstream_body_is_not_forwarded() -> None:
     async def up(_: web.Request) -> web.Response:
         return web.Response(
-            body=b"\x1f\x8b...", headers={"Content-Encoding": "gzip"}, content_type="application/json"
+            body=b"\x1f\x8b...",
+            headers={"Content-Encoding": "gzip"},
+            content_type="application/json",
         )
 
     async with running(up) as h, h.session.post(h.mcp, data=CALL, headers=JSON_HEADERS) as resp:
@@ -387,13 +396,15 @@ async def test_loopback_listener_validates_host_and_origin(
     headers: dict[str, str], status: int
 ) -> None:
     async def up(_: web.Request) -> web.Response:
-        return web.Response(body=b'{"jsonrpc":"2.0","id":7,"result":{}}', content_type="application/json")
+        return web.Response(
+            body=b'{"jsonrpc":"2.0","id":7,"result":{}}', content_type="application/json"
+        )
 
-    async with running(up) as h:
-        async with h.session.post(
-            h.mcp, data=CALL, headers={**JSON_HEADERS, **headers}
-        ) as resp:
-            assert resp.status == status
+    async with (
+        running(up) as h,
+        h.session.post(h.mcp, data=CALL, headers={**JSON_HEADERS, **headers}) as resp,
+    ):
+        assert resp.status == status
 
 
 async def test_health_and_readiness() -> None:
@@ -410,7 +421,10 @@ async def test_health_and_readiness() -> None:
 
 # -- observation: every carrier produces one elicitation.seen event ---------------------------
 
-FORM = {"message": "m", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}
+FORM = {
+    "message": "m",
+    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+}
 
 
 async def test_handshake_server_request_on_sse_is_observed() -> None:
@@ -432,7 +446,11 @@ async def test_handshake_server_request_on_sse_is_observed() -> None:
         async with running(up) as h:
             async with h.session.post(h.mcp, data=INIT, headers=JSON_HEADERS) as resp:
                 assert resp.status == 200
-            hdrs = {**JSON_HEADERS, "Mcp-Session-Id": "sess-1", "MCP-Protocol-Version": "2025-11-25"}
+            hdrs = {
+                **JSON_HEADERS,
+                "Mcp-Session-Id": "sess-1",
+                "MCP-Protocol-Version": "2025-11-25",
+            }
             async with h.session.post(h.mcp, data=CALL, headers=hdrs) as resp:
                 await resp.read()
     seen = [e for e in logs if e["event"] == "elicitation.seen"]
@@ -454,7 +472,10 @@ async def test_modern_input_required_json_is_observed() -> None:
             "resultType": "input_required",
             "inputRequests": {
                 "a": {"method": "elicitation/create", "params": FORM},
-                "b": {"method": "elicitation/create", "params": {"mode": "url", "message": "m", "url": "https://x.test/"}},
+                "b": {
+                    "method": "elicitation/create",
+                    "params": {"mode": "url", "message": "m", "url": "https://x.test/"},
+                },
                 "c": {"method": "sampling/createMessage", "params": {}},
             },
         },

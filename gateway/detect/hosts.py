@@ -2,8 +2,8 @@
 
 ``check_host(host, raw_host, cfg)`` judges the host a browser would open (``host``: the WHATWG
 canonical form, A-labels or an IP) together with the host as written in the URL (``raw_host``).
-Everything is offline: the public suffix list is tldextract's bundled snapshot, confusables come from
-``gateway/data/confusables.txt`` (UTS #39), script properties from the ``regex`` module.
+Everything is offline: the public suffix list is tldextract's bundled snapshot, confusables come
+from ``gateway/data/confusables.txt`` (UTS #39), script properties from the ``regex`` module.
 
 Checks, in order (every finding has path ``$.url`` and ``detail`` naming the check):
 

@@ -7,9 +7,9 @@ just by shape, to keep false positives on ids and timestamps low:
 * card: 13–19 digits (single spaces or dashes allowed) with a known issuer prefix and a valid Luhn
   checksum; all-same-digit numbers are ignored.
 * iban: country code from the ISO 13616 length table and the ISO 7064 mod-97 checksum.
-* ssn: US ``AAA-GG-SSSS`` with one consistent delimiter (space or dash); Presidio-style invalidation
-  (area 000/666/9xx, group 00, serial 0000, one repeated digit, well-known sample numbers). Nine bare
-  digits are not reported: too many ids look like that.
+* ssn: US ``AAA-GG-SSSS`` with one consistent delimiter (space or dash); Presidio-style
+  invalidation (area 000/666/9xx, group 00, serial 0000, one repeated digit, well-known sample
+  numbers). Nine bare digits are not reported: too many ids look like that.
 * email: a conservative address whose domain ends in a public suffix (bundled PSL, no network).
 * phone: E.164 (``+`` and 8–15 digits, separators allowed) accepted by
   ``phonenumbers.is_possible_number``, or the North-American ``(415) 555-0132`` / ``415-555-0132``
@@ -27,6 +27,8 @@ import re
 from typing import Final
 
 import phonenumbers
+
+from gateway.detect.hosts import registrable_domain
 
 PII_KINDS: Final = ("email", "phone", "ssn", "card", "iban", "national-id")
 
@@ -189,12 +191,12 @@ def _number_spans(text: str) -> list[str]:
     """Digit runs with separators, trimmed; a run glued to a letter is part of an id, not PII."""
     out: list[str] = []
     for m in _NUMBER_SPAN.finditer(text):
-        end = m.end()
+        span = m.group().rstrip(" ().-/")
+        end = m.start() + len(span)
         if end < len(text) and text[end].isascii() and text[end].isalpha():
             continue
-        span = m.group().rstrip(" ().-/")
-        if span.count("(") != span.count(")"):
-            span = span.lstrip("(") if span.startswith("(") and ")" not in span else span
+        if span.startswith("(") and ")" not in span:
+            span = span[1:]
         out.append(span)
     return out
 
@@ -220,8 +222,6 @@ def _find_numbers(text: str, found: set[str]) -> None:
 
 
 def _find_emails(text: str, found: set[str]) -> None:
-    from gateway.detect.hosts import registrable_domain  # local: hosts is heavier to import
-
     for m in _EMAIL_AT.finditer(text):
         at = m.start()
         start = at
