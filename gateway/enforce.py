@@ -1,0 +1,446 @@
+"""Acting on decisions, per carrier (sans-IO).
+
+The relay hands every parsed message to an :class:`Enforcer` and carries out the outcome it
+returns; nothing here touches a socket. Outcomes:
+
+server → client (:meth:`Enforcer.server_message` → :class:`ServerOutcome`)
+* handshake ``elicitation/create``: allow/warn → forwarded with its id replaced by a sealed
+  ``gq1.`` token (warn also marks ``params._meta``); block → dropped, and the server is answered
+  on the client's behalf (``replies``) with a decline (or cancel / an error, per policy).
+* ``-32042``: blocked entries removed; none left → a JSON-RPC error naming the reasons.
+* 2026 ``InputRequiredResult``: blocked entries removed and ``requestState`` replaced by a sealed
+  ``gr1.`` token; if every entry is blocked the relay retries upstream itself (``retry``) or the
+  call fails, per policy.
+* ``notifications/elicitation/complete`` for an elicitation this process blocked → dropped.
+
+client → server (:meth:`Enforcer.client_message` → :class:`ClientOutcome`)
+* a handshake answer to a ``gq1.`` id → the server's id restored; an accepted form answer that
+  violates the requested schema or carries a secret → replaced by a decline;
+* a 2026 retry with a ``gr1.`` token → token verified against the retry, the server's exact state
+  restored (or removed), a decline injected for every blocked key, accepted answers checked.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from gateway import errors
+from gateway.audit import AuditSink, answer_record, decision_record
+from gateway.detect.findings import Action, Decision, Finding
+from gateway.elicitation import Carrier, Sighting, from_client, from_server
+from gateway.era import Era
+from gateway.jsonrpc import Message
+from gateway.outbound import check_answer
+from gateway.policy.engine import evaluate
+from gateway.policy.loader import Policy
+from gateway.seal import KeyRing, SealError, digest
+from gateway.tokens import (
+    REQUEST,
+    STATE,
+    RequestClaims,
+    StateClaims,
+    arguments_digest,
+    open_request,
+    open_state,
+    seal_request,
+    seal_state,
+)
+
+WARNING_META_KEY: Final = "dev.elicitation-gateway/warning"
+INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+
+@dataclass(slots=True)
+class Context:
+    """What the enforcer knows about one exchange (filled in by the relay)."""
+
+    upstream: str
+    era: Era
+    modes: frozenset[str] | None  # declared elicitation modes; None = unknown (fail closed)
+    credential: str  # digest of the client's credential
+    session: str | None = None  # the upstream Mcp-Session-Id (restored from the sealed one)
+    client: str | None = None
+    request: Message | None = None  # the (upstream-facing) request this response answers
+    transport: str = "json"  # json | post | get
+    client_id: str | int | None = None  # the client's id when the gateway retried itself
+    retry_id: str | None = None
+    rounds: int = 0  # rounds the gateway retried itself
+
+    @property
+    def session_digest(self) -> str:
+        return digest(self.session or "")
+
+
+@dataclass(slots=True)
+class ServerOutcome:
+    """``message`` None with ``drop`` False means: forward the original bytes unchanged."""
+
+    message: dict[str, Any] | None = None
+    drop: bool = False
+    replies: list[dict[str, Any]] = field(default_factory=list)
+    retry: dict[str, Any] | None = None
+
+    @property
+    def unchanged(self) -> bool:
+        return self.message is None and not self.drop and self.retry is None
+
+
+@dataclass(slots=True)
+class ClientOutcome:
+    """``message`` None and ``reject`` None: forward unchanged."""
+
+    message: dict[str, Any] | None = None
+    reject: tuple[int, int, str] | None = None  # (HTTP status, JSON-RPC code, message)
+
+
+class _Recent:
+    """A bounded set (LRU) of recently seen keys, per process."""
+
+    def __init__(self, capacity: int = 65_536) -> None:
+        self._data: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self._capacity = capacity
+
+    def add(self, key: tuple[str, str]) -> bool:
+        """Add ``key``; return False when it was already there."""
+        if key in self._data:
+            self._data.move_to_end(key)
+            return False
+        self._data[key] = None
+        if len(self._data) > self._capacity:
+            self._data.popitem(last=False)
+        return True
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return key in self._data
+
+
+class Enforcer:
+    def __init__(
+        self,
+        keys: KeyRing,
+        policy: Callable[[], Policy],
+        audit: AuditSink,
+        *,
+        secret_scanner: Callable[[str, str], list[Finding]] | None = None,
+    ) -> None:
+        self._keys = keys
+        self._policy = policy
+        self._audit = audit
+        self._scan = secret_scanner
+        self._answered = _Recent()  # (session digest, server request id) answered on behalf
+        self._blocked_ids = _Recent()  # (session digest, elicitationId) blocked
+
+    # -- decisions ------------------------------------------------------------------------
+
+    def _decide(self, ctx: Context, s: Sighting, policy: Policy) -> Decision:
+        started = time.perf_counter()
+        decision = evaluate(
+            s.params, modes=ctx.modes or frozenset(), server=ctx.upstream, policy=policy
+        )
+        latency = (time.perf_counter() - started) * 1000.0
+        self._audit(decision_record(ctx, s, decision, policy, latency))
+        return decision
+
+    def _mark(self, params: Any, decision: Decision) -> Any:
+        if not isinstance(params, Mapping):
+            return params
+        marked = dict(params)
+        meta = dict(marked["_meta"]) if isinstance(marked.get("_meta"), Mapping) else {}
+        meta[WARNING_META_KEY] = {"action": "warn", "reasons": decision.reasons}
+        marked["_meta"] = meta
+        return marked
+
+    def _maybe_mark(self, params: Any, decision: Decision, policy: Policy) -> Any:
+        if decision.action is not Action.ALLOW and policy.enforcement.mark_warnings:
+            return self._mark(params, decision)
+        return params
+
+    # -- server → client --------------------------------------------------------------------
+
+    def server_message(self, ctx: Context, msg: Message) -> ServerOutcome:
+        retry_id = ctx.retry_id
+        outcome = self._server_message(ctx, msg)
+        if retry_id is not None and msg.id == retry_id and not outcome.drop and not outcome.retry:
+            # The answer to the gateway's own retry goes back under the client's id.
+            answer = outcome.message if outcome.message is not None else dict(msg.obj)
+            answer["id"] = ctx.client_id
+            outcome.message = answer
+        return outcome
+
+    def _server_message(self, ctx: Context, msg: Message) -> ServerOutcome:
+        sightings = from_server(msg)
+        if not sightings:
+            return ServerOutcome()
+        policy = self._policy()
+        carrier = sightings[0].carrier
+        if carrier is Carrier.SERVER_REQUEST:
+            return self._server_request(ctx, msg, sightings[0], policy)
+        if carrier is Carrier.URL_REQUIRED_ERROR:
+            return self._url_required(ctx, msg, sightings, policy)
+        if carrier is Carrier.INPUT_REQUIRED:
+            return self._input_required(ctx, msg, sightings, policy)
+        if carrier is Carrier.COMPLETE:
+            eid = sightings[0].elicitation_id or ""
+            if (ctx.session_digest, eid) in self._blocked_ids:
+                return ServerOutcome(drop=True)
+        return ServerOutcome()
+
+    def _block_reply(self, request_id: Any, decision: Decision, policy: Policy) -> dict[str, Any]:
+        answer = policy.enforcement.block_response
+        if answer == "error":
+            return {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "error": {
+                    "code": errors.GATEWAY_POLICY_BLOCKED,
+                    "message": "Elicitation blocked by gateway policy",
+                    "data": {"reasons": decision.reasons},
+                },
+            }
+        return {"jsonrpc": "2.0", "id": request_id, "result": {"action": answer}}
+
+    def _server_request(
+        self, ctx: Context, msg: Message, s: Sighting, policy: Policy
+    ) -> ServerOutcome:
+        decision = self._decide(ctx, s, policy)
+        if decision.effective_action is Action.BLOCK:
+            if s.elicitation_id is not None:
+                self._blocked_ids.add((ctx.session_digest, s.elicitation_id))
+            first = self._answered.add((ctx.session_digest, repr(msg.id)))
+            replies = [self._block_reply(msg.id, decision, policy)] if first else []
+            return ServerOutcome(drop=True, replies=replies)
+        params = msg.params if isinstance(msg.params, Mapping) else {}
+        schema = params.get("requestedSchema") if s.mode == "form" else None
+        token = seal_request(
+            self._keys,
+            RequestClaims(
+                msg.id if msg.id is not None else "",
+                ctx.session_digest,
+                s.mode,
+                schema if isinstance(schema, Mapping) else None,
+                decision.action is not Action.ALLOW,
+            ),
+        )
+        new = dict(msg.obj)
+        new["id"] = token
+        new["params"] = self._maybe_mark(msg.params, decision, policy)
+        return ServerOutcome(message=new)
+
+    def _url_required(
+        self, ctx: Context, msg: Message, sightings: list[Sighting], policy: Policy
+    ) -> ServerOutcome:
+        kept: list[Any] = []
+        reasons: list[str] = []
+        changed = False
+        for s in sightings:
+            decision = self._decide(ctx, s, policy)
+            if decision.effective_action is Action.BLOCK:
+                changed = True
+                reasons.extend(decision.reasons)
+                if s.elicitation_id is not None:
+                    self._blocked_ids.add((ctx.session_digest, s.elicitation_id))
+                continue
+            marked = self._maybe_mark(s.params, decision, policy)
+            changed = changed or marked is not s.params
+            kept.append(marked)
+        if not changed:
+            return ServerOutcome()
+        error = dict(msg.error or {})
+        if kept:
+            data = dict(error["data"]) if isinstance(error.get("data"), Mapping) else {}
+            data["elicitations"] = kept
+            error["data"] = data
+        else:
+            error = {
+                "code": errors.GATEWAY_POLICY_BLOCKED,
+                "message": "URL elicitation blocked by gateway policy",
+                "data": {"reasons": list(dict.fromkeys(reasons))},
+            }
+        return ServerOutcome(message={"jsonrpc": "2.0", "id": msg.id, "error": error})
+
+    def _input_required(
+        self, ctx: Context, msg: Message, sightings: list[Sighting], policy: Policy
+    ) -> ServerOutcome:
+        result = dict(msg.result) if isinstance(msg.result, Mapping) else {}
+        requests = result.get("inputRequests")
+        decisions = {s.key: (s, self._decide(ctx, s, policy)) for s in sightings}
+        if not isinstance(requests, Mapping):
+            reasons = [r for _, d in decisions.values() for r in d.reasons]
+            return ServerOutcome(message=self._policy_error(msg.id, reasons or ["malformed"]))
+        blocked: list[str] = []
+        schemas: dict[str, Mapping[str, Any]] = {}
+        kept: dict[str, Any] = {}
+        for key, entry in requests.items():
+            pair = decisions.get(str(key))
+            if pair is None:  # sampling / roots: not ours to judge
+                kept[key] = entry
+                continue
+            s, decision = pair
+            if decision.effective_action is Action.BLOCK:
+                blocked.append(str(key))
+                continue
+            params = s.params if isinstance(s.params, Mapping) else {}
+            schema = params.get("requestedSchema")
+            if s.mode == "form" and isinstance(schema, Mapping):
+                schemas[str(key)] = schema
+            marked = dict(entry)
+            marked["params"] = self._maybe_mark(s.params, decision, policy)
+            kept[key] = marked
+        request = ctx.request
+        params = (
+            request.params if request is not None and isinstance(request.params, Mapping) else {}
+        )
+        claims = StateClaims(
+            has_state=result.get("requestState") is not None,
+            state=result.get("requestState"),
+            blocked=tuple(blocked),
+            schemas=schemas,
+            **_binding(ctx, request),
+        )
+        if not kept:
+            reasons = [r for k in blocked for r in decisions[k][1].reasons]
+            if policy.enforcement.all_blocked_round == "fail":
+                return ServerOutcome(message=self._policy_error(msg.id, reasons))
+            if ctx.rounds >= policy.enforcement.max_gateway_rounds or request is None:
+                return ServerOutcome(message=self._policy_error(msg.id, reasons))
+            return ServerOutcome(retry=self._retry(ctx, request, params, claims))
+        result["inputRequests"] = kept
+        result["requestState"] = seal_state(self._keys, claims)
+        return ServerOutcome(message={"jsonrpc": "2.0", "id": msg.id, "result": result})
+
+    def _retry(
+        self, ctx: Context, request: Message, params: Mapping[str, Any], claims: StateClaims
+    ) -> dict[str, Any]:
+        """The retry the gateway performs itself when every input request was blocked."""
+        new_params = {
+            k: v for k, v in params.items() if k not in ("inputResponses", "requestState")
+        }
+        new_params["inputResponses"] = {k: {"action": "decline"} for k in claims.blocked}
+        if claims.has_state:
+            new_params["requestState"] = claims.state
+        if ctx.client_id is None:
+            ctx.client_id = request.id
+        ctx.retry_id = f"gateway-retry-{uuid.uuid4().hex}"
+        ctx.rounds += 1
+        return {
+            "jsonrpc": "2.0",
+            "id": ctx.retry_id,
+            "method": request.method,
+            "params": new_params,
+        }
+
+    @staticmethod
+    def _policy_error(request_id: Any, reasons: list[str]) -> dict[str, Any]:
+        return {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {
+                "code": errors.GATEWAY_POLICY_BLOCKED,
+                "message": "Elicitation blocked by gateway policy",
+                "data": {"reasons": list(dict.fromkeys(reasons))},
+            },
+        }
+
+    # -- client → server --------------------------------------------------------------------
+
+    def client_message(self, ctx: Context, msg: Message) -> ClientOutcome:
+        if msg.kind in ("response", "error") and isinstance(msg.id, str):
+            if msg.id.startswith(REQUEST):
+                return self._answer(ctx, msg)
+            return ClientOutcome()
+        if msg.kind == "request" and isinstance(msg.params, Mapping):
+            state = msg.params.get("requestState")
+            if isinstance(state, str) and state.startswith(STATE):
+                return self._retry_from_client(ctx, msg, state)
+        return ClientOutcome()
+
+    def _answer(self, ctx: Context, msg: Message) -> ClientOutcome:
+        try:
+            claims = open_request(self._keys, str(msg.id), session=ctx.session_digest)
+        except SealError as exc:
+            self._audit(answer_record(ctx, "rejected", [], reason=exc.reason))
+            return ClientOutcome(
+                reject=(400, errors.INVALID_PARAMS, "Invalid or expired elicitation response id")
+            )
+        new = dict(msg.obj)
+        new["id"] = claims.request_id
+        result = msg.result
+        if msg.kind == "response" and claims.mode == "form" and isinstance(result, Mapping):
+            findings = self._check_accepted(result, claims.schema)
+            if findings:
+                new["result"] = {"action": "decline"}
+                self._audit(answer_record(ctx, "declined-by-gateway", findings))
+                return ClientOutcome(message=new)
+        self._audit(answer_record(ctx, "forwarded", []))
+        return ClientOutcome(message=new)
+
+    def _check_accepted(
+        self, answer: Mapping[str, Any], schema: Mapping[str, Any] | None
+    ) -> list[Finding]:
+        if answer.get("action") != "accept":
+            return []
+        outbound = self._policy().enforcement.outbound
+        findings: list[Finding] = []
+        if outbound.validate_content or outbound.scan_secrets:
+            scan = self._scan if outbound.scan_secrets else None
+            findings = check_answer(schema, answer.get("content"), scan)
+            if not outbound.validate_content:
+                findings = [f for f in findings if f.reason.value != "schema-violation"]
+        return findings
+
+    def _retry_from_client(self, ctx: Context, msg: Message, token: str) -> ClientOutcome:
+        try:
+            claims = open_state(
+                self._keys,
+                token,
+                expect=StateClaims(False, None, (), {}, **_binding(ctx, msg)),
+            )
+        except SealError as exc:
+            self._audit(answer_record(ctx, "state-rejected", [], reason=exc.reason))
+            return ClientOutcome(
+                reject=(400, errors.INVALID_PARAMS, "Invalid or expired gateway request state")
+            )
+        params = dict(msg.params) if isinstance(msg.params, Mapping) else {}
+        if claims.has_state:
+            params["requestState"] = claims.state
+        else:
+            params.pop("requestState", None)
+        given = params.get("inputResponses")
+        responses = dict(given) if isinstance(given, Mapping) else {}
+        for s in from_client(msg):
+            if s.key is None or s.key in claims.blocked:
+                continue
+            answer = responses.get(s.key)
+            schema = claims.schemas.get(s.key)
+            if schema is not None and isinstance(answer, Mapping):
+                findings = self._check_accepted(answer, schema)
+                if findings:
+                    responses[s.key] = {"action": "decline"}
+                    self._audit(answer_record(ctx, "declined-by-gateway", findings, key=s.key))
+                    continue
+            self._audit(answer_record(ctx, "forwarded", [], key=s.key))
+        for key in claims.blocked:
+            responses[key] = {"action": "decline"}
+        params["inputResponses"] = responses
+        new = dict(msg.obj)
+        new["params"] = params
+        return ClientOutcome(message=new)
+
+
+def _binding(ctx: Context, request: Message | None) -> dict[str, str]:
+    """What a 2026 request-state token is bound to."""
+    params = request.params if request is not None and isinstance(request.params, Mapping) else {}
+    method = request.method or "" if request is not None else ""
+    target = params.get("uri") if method == "resources/read" else params.get("name")
+    return {
+        "method": method,
+        "target": target if isinstance(target, str) else "",
+        "arguments": arguments_digest(params.get("arguments")),
+        "credential": ctx.credential,
+        "upstream": ctx.upstream,
+    }
