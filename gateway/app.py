@@ -12,17 +12,37 @@ import aiohttp
 from aiohttp import web
 from yarl import URL
 
+from gateway.audit import AuditSink
 from gateway.config import Settings, parse_listen
+from gateway.enforce import Enforcer
 from gateway.headers import HostGuard, is_loopback_host
 from gateway.logs import get_logger
 from gateway.observe import Observer
+from gateway.policy.loader import Policy
 from gateway.relay import Relay, Target
+from gateway.seal import KeyRing
 
 SETTINGS = web.AppKey("settings", Settings)
 CLIENT = web.AppKey("client", aiohttp.ClientSession)
 RELAY = web.AppKey("relay", Relay)
 TARGETS = web.AppKey("targets", dict[str, Target])
 READY_CACHE = web.AppKey("ready_cache", dict[str, tuple[float, bool]])
+ENFORCER = web.AppKey("enforcer", Enforcer)
+KEYS = web.AppKey("keys", KeyRing)
+
+
+class PolicyRef:
+    """The current policy. A reload builds a whole new Policy and swaps this one reference;
+    requests in flight keep the Policy object they started with."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.current = policy
+
+    def __call__(self) -> Policy:
+        return self.current
+
+
+POLICY = web.AppKey("policy", PolicyRef)
 
 SINGLE_UPSTREAM = "default"
 
@@ -48,9 +68,35 @@ def targets_of(settings: Settings) -> dict[str, Target]:
     return {name: Target(name, URL(up.url)) for name, up in settings.upstreams.items()}
 
 
-def make_app(settings: Settings) -> web.Application:
+def _audit_sink() -> AuditSink:
+    log = get_logger("gateway.audit")
+
+    def emit(record: dict[str, object]) -> None:
+        event = record.pop("event")
+        log.info(event, **record)
+
+    return emit
+
+
+def _secret_scanner() -> Callable[[str, str], list[Any]]:
+    from gateway.detect.secrets import scan_secrets  # noqa: PLC0415 - heavy import
+
+    def scan(text: str, path: str) -> list[Any]:
+        return scan_secrets(text, path)
+
+    return scan
+
+
+def make_app(
+    settings: Settings, policy: Policy, keys: KeyRing, audit: AuditSink | None = None
+) -> web.Application:
     app = web.Application(client_max_size=settings.limits.max_request_bytes)
     app[SETTINGS] = settings
+    app[POLICY] = PolicyRef(policy)
+    app[KEYS] = keys
+    app[ENFORCER] = Enforcer(
+        keys, app[POLICY], audit or _audit_sink(), secret_scanner=_secret_scanner()
+    )
     app[TARGETS] = targets_of(settings)
     app[READY_CACHE] = {}
     app.cleanup_ctx.append(_upstream_client)
@@ -83,7 +129,13 @@ async def _upstream_client(app: web.Application) -> AsyncIterator[None]:
     app[CLIENT] = client
     logger = get_logger("gateway.relay")
     app[RELAY] = Relay(
-        settings, client, Observer(get_logger("gateway.observe")), host_guard(settings), logger
+        settings=settings,
+        client=client,
+        observer=Observer(get_logger("gateway.observe")),
+        guard=host_guard(settings),
+        logger=logger,
+        enforcer=app[ENFORCER],
+        keys=app[KEYS],
     )
     yield
     await client.close()

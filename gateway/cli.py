@@ -29,6 +29,11 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start the bundled demo MCP server and use it as the upstream",
     )
+    serve.add_argument(
+        "--key-file",
+        default=None,
+        help="sealing keys, one base64url key per line, newest first (else $GATEWAY_KEYS)",
+    )
     serve.add_argument("--log-level", default=None, help="debug, info, warning or error")
 
     check = sub.add_parser("check", help="evaluate elicitations (JSON lines on stdin)")

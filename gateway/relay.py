@@ -1,8 +1,10 @@
 """The relay: the only module that touches sockets.
 
-Client ⇄ gateway ⇄ upstream for POST, GET and DELETE. JSON bodies are parsed (size-capped) and
-forwarded byte-exact; SSE bodies are decoded block by block as they arrive and each untouched block
-is forwarded as its original bytes. Every parsed message goes through the observer. Anything the
+Client ⇄ gateway ⇄ upstream for POST, GET and DELETE. JSON bodies are parsed (size-capped);
+SSE bodies are decoded block by block as they arrive. Every parsed message goes through the
+observer (``elicitation.seen``) and the enforcer (sans-IO, ``gateway.enforce``), whose outcome the
+relay carries out: forward the original bytes (the common case, byte-exact), forward a rewritten
+message, drop it, answer the server on the client's behalf, or retry upstream itself. Anything the
 gateway cannot inspect is not forwarded (fail closed).
 """
 
@@ -10,15 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 import aiohttp
 from aiohttp import web
+from multidict import CIMultiDict
 from yarl import URL
 
 from gateway import errors
+from gateway.capabilities import client_name, modes_from_initialize, modes_from_meta
 from gateway.config import Settings
+from gateway.enforce import Context, Enforcer, ServerOutcome
 from gateway.era import Era, era_of_version, header_mismatch
 from gateway.errors import ProtocolError, UpstreamUnavailable
 from gateway.headers import HostGuard, downstream_response_headers, upstream_request_headers
@@ -26,16 +32,21 @@ from gateway.jsonrpc import (
     JSONParseError,
     Message,
     classify,
+    dumps,
     error_response,
     parse_json,
     parse_message,
 )
 from gateway.observe import Exchange, Observer
-from gateway.sse import SSEBlock, SSEDecoder, SSEError
+from gateway.seal import KeyRing, SealError
+from gateway.sse import SSEBlock, SSEDecoder, SSEError, encode_event
+from gateway.tokens import SessionClaims, credential_digest, open_session, seal_session
 
 JSON_CT: Final = "application/json"
 SSE_CT: Final = "text/event-stream"
+SESSION_HEADER: Final = "Mcp-Session-Id"
 _SKIP_AUTO: Final = frozenset({"User-Agent", "Content-Type", "Accept"})
+_REPLY_HEADERS: Final = ("mcp-session-id", "mcp-protocol-version", "authorization")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,20 +69,36 @@ def jsonrpc_error(
     )
 
 
+@dataclass(slots=True)
+class _Call:
+    """One client request in flight: what the relay needs to answer and to retry."""
+
+    target: Target
+    x: Exchange
+    ctx: Context
+    up_headers: list[tuple[str, str]]
+    client_session: str | None  # the sealed session id the client sent
+    pending: SessionClaims | None = None  # an initialize whose session id is to be sealed
+
+
 class Relay:
     def __init__(
         self,
+        *,
         settings: Settings,
         client: aiohttp.ClientSession,
         observer: Observer,
         guard: HostGuard,
         logger: Any,
+        enforcer: Enforcer,
+        keys: KeyRing,
     ) -> None:
-        self._settings = settings
         self._client = client
         self._observer = observer
         self._guard = guard
         self._log = logger
+        self._enforcer = enforcer
+        self._keys = keys
         limits = settings.limits
         self._max_request = limits.max_request_bytes
         self._max_response = limits.max_response_bytes
@@ -91,29 +118,36 @@ class Relay:
             self._log.warning("request.rejected", reason="origin-not-allowed", upstream=target.name)
             return jsonrpc_error(403, None, errors.INVALID_REQUEST, "Invalid Origin header")
         version = request.headers.get("MCP-Protocol-Version")
-        x = Exchange(
-            upstream=target.name,
-            era=era_of_version(version),
-            session_id=request.headers.get("Mcp-Session-Id"),
+        era = era_of_version(version)
+        credential = credential_digest(request.headers.get("Authorization"))
+        call = _Call(
+            target,
+            Exchange(upstream=target.name, era=era),
+            Context(upstream=target.name, era=era, modes=None, credential=credential),
+            upstream_request_headers(request.headers.items()),
+            request.headers.get(SESSION_HEADER),
         )
         body: bytes | None = None
-        if request.method == "POST":
-            try:
+        msg: Message | None = None
+        try:
+            if request.method == "POST":
                 body, msg = await self._read_client_message(request, version)
-            except ProtocolError as exc:
-                self._log.info("request.rejected", reason=exc.message, upstream=target.name)
-                return jsonrpc_error(exc.http_status, None, exc.jsonrpc_code, exc.message)
-            self._observer.client_message(x, msg)
-        elif x.era is not Era.MODERN:
-            info = self._observer.sessions.get(x.session_id)
-            if info is not None:
-                x.modes, x.client = info.modes, info.client
+                call.x.request_id = msg.id
+            if call.client_session is not None and era is not Era.MODERN:
+                self._open_session(call)
+            if msg is not None:
+                body, msg = self._client_message(call, body or b"", msg)
+        except ProtocolError as exc:
+            self._log.info("request.rejected", reason=exc.message, upstream=target.name)
+            return jsonrpc_error(
+                exc.http_status, msg.id if msg else None, exc.jsonrpc_code, exc.message
+            )
         try:
-            upstream = await self._open(request, target, body)
+            upstream = await self._open(request.method, request.query_string, call, body)
         except UpstreamUnavailable as exc:
-            return self._unavailable(target, x, exc)
+            return self._unavailable(call, exc)
         try:
-            return await self._respond(request, upstream, x)
+            return await self._respond(request, upstream, call)
         finally:
             upstream.close()
 
@@ -122,17 +156,16 @@ class Relay:
     async def _read_client_message(
         self, request: web.Request, version: str | None
     ) -> tuple[bytes, Message]:
+        too_large = ProtocolError(
+            "Request body too large", jsonrpc_code=errors.INVALID_REQUEST, http_status=413
+        )
         if request.content_length is not None and request.content_length > self._max_request:
-            raise ProtocolError(
-                "Request body too large", jsonrpc_code=errors.INVALID_REQUEST, http_status=413
-            )
+            raise too_large
         body = bytearray()
         async for chunk in request.content.iter_any():
             body.extend(chunk)
             if len(body) > self._max_request:
-                raise ProtocolError(
-                    "Request body too large", jsonrpc_code=errors.INVALID_REQUEST, http_status=413
-                )
+                raise too_large
         parsed = parse_message(bytes(body), max_bytes=self._max_request, max_depth=self._max_depth)
         if isinstance(parsed, list):
             raise ProtocolError(
@@ -146,21 +179,67 @@ class Relay:
             )
         return bytes(body), parsed
 
+    def _open_session(self, call: _Call) -> None:
+        """Restore the upstream session id and the declared modes from the sealed session id."""
+        try:
+            claims = open_session(
+                self._keys,
+                call.client_session or "",
+                upstream=call.target.name,
+                credential=call.ctx.credential,
+            )
+        except SealError as exc:
+            self._log.info("session.rejected", reason=exc.reason, upstream=call.target.name)
+            raise ProtocolError(
+                "Session not found", jsonrpc_code=errors.INVALID_REQUEST, http_status=404
+            ) from exc
+        call.up_headers = [
+            (n, claims.upstream_session if n.lower() == "mcp-session-id" else v)
+            for n, v in call.up_headers
+        ]
+        call.ctx.session = claims.upstream_session
+        call.ctx.modes = claims.modes
+        call.ctx.client = claims.client
+        call.x.session_id = claims.upstream_session
+        call.x.modes = claims.modes
+        call.x.client = claims.client
+
+    def _client_message(self, call: _Call, body: bytes, msg: Message) -> tuple[bytes, Message]:
+        ctx = call.ctx
+        if msg.kind == "request" and msg.method == "initialize":
+            modes = modes_from_initialize(msg.params)
+            call.pending = SessionClaims("", call.target.name, modes, client_name(msg.params), "")
+            ctx.modes, ctx.client = modes, call.pending.client
+        elif ctx.era is Era.MODERN:
+            ctx.modes = modes_from_meta(msg.params)
+            ctx.client = client_name(msg.params)
+        call.x.modes, call.x.client = ctx.modes, ctx.client
+        self._observer.client_message(call.x, msg)
+        outcome = self._enforcer.client_message(ctx, msg)
+        if outcome.reject is not None:
+            status, code, message = outcome.reject
+            raise ProtocolError(message, jsonrpc_code=code, http_status=status)
+        if outcome.message is not None:
+            body = dumps(outcome.message)
+            msg = classify(outcome.message)
+        if msg.kind == "request":
+            ctx.request = msg
+        return body, msg
+
     # -- upstream side ----------------------------------------------------------------------
 
     async def _open(
-        self, request: web.Request, target: Target, body: bytes | None
+        self, method: str, query: str, call: _Call, body: bytes | None
     ) -> aiohttp.ClientResponse:
-        url = target.url
-        if request.query_string:
-            url = url.with_query(request.query_string)
-        headers = upstream_request_headers(request.headers.items())
+        url = call.target.url
+        if query:
+            url = url.with_query(query)
         try:
             async with asyncio.timeout(self._response_timeout):
                 return await self._client.request(
-                    request.method,
+                    method,
                     url,
-                    headers=headers,
+                    headers=CIMultiDict(call.up_headers),
                     data=body,
                     allow_redirects=False,
                     timeout=self._timeout,
@@ -172,75 +251,163 @@ class Relay:
         except (aiohttp.ClientError, OSError) as exc:
             raise UpstreamUnavailable(f"upstream unreachable: {type(exc).__name__}") from exc
 
-    def _unavailable(self, target: Target, x: Exchange, exc: UpstreamUnavailable) -> web.Response:
+    async def _reply_upstream(self, call: _Call, reply: Mapping[str, Any]) -> None:
+        """POST a JSON-RPC response to the server on the client's behalf (a blocked
+        elicitation's decline), in the client's session and with its credentials."""
+        headers = [(n, v) for n, v in call.up_headers if n.lower() in _REPLY_HEADERS]
+        headers += [("Content-Type", JSON_CT), ("Accept", f"{JSON_CT}, {SSE_CT}")]
+        try:
+            async with asyncio.timeout(self._response_timeout):
+                resp = await self._client.post(
+                    call.target.url,
+                    headers=CIMultiDict(headers),
+                    data=dumps(reply),
+                    allow_redirects=False,
+                    timeout=self._timeout,
+                    skip_auto_headers=_SKIP_AUTO,
+                )
+                resp.close()
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            self._log.warning(
+                "upstream.reply_failed", upstream=call.target.name, error=type(exc).__name__
+            )
+            return
+        if resp.status >= 300:
+            self._log.warning(
+                "upstream.reply_failed", upstream=call.target.name, status=resp.status
+            )
+
+    def _unavailable(self, call: _Call, exc: UpstreamUnavailable) -> web.Response:
         self._log.warning(
-            "upstream.error", upstream=target.name, error=exc.message, timeout=exc.timeout
+            "upstream.error", upstream=call.target.name, error=exc.message, timeout=exc.timeout
         )
+        rid = call.ctx.client_id if call.ctx.client_id is not None else call.x.request_id
         if exc.timeout:
             return jsonrpc_error(
-                504, x.request_id, errors.GATEWAY_UPSTREAM_TIMEOUT, "Upstream MCP server timed out"
+                504, rid, errors.GATEWAY_UPSTREAM_TIMEOUT, "Upstream MCP server timed out"
             )
         return jsonrpc_error(
-            502, x.request_id, errors.GATEWAY_UPSTREAM_ERROR, "Upstream MCP server unavailable"
+            502, rid, errors.GATEWAY_UPSTREAM_ERROR, "Upstream MCP server unavailable"
         )
 
+    def _fail_closed(self, call: _Call, why: str) -> web.Response:
+        self._log.warning("upstream.protocol_error", upstream=call.target.name, error=why)
+        rid = call.ctx.client_id if call.ctx.client_id is not None else call.x.request_id
+        return jsonrpc_error(
+            502,
+            rid,
+            errors.GATEWAY_UPSTREAM_PROTOCOL,
+            "Upstream MCP server sent a response the gateway cannot inspect",
+        )
+
+    def _response_headers(
+        self, upstream: aiohttp.ClientResponse, call: _Call
+    ) -> list[tuple[str, str]]:
+        """Downstream headers, with the upstream session id replaced by the sealed one."""
+        headers = downstream_response_headers(upstream.headers.items())
+        upstream_sid = upstream.headers.get(SESSION_HEADER)
+        out = [(n, v) for n, v in headers if n.lower() != "mcp-session-id"]
+        if upstream_sid is None:
+            return out
+        if call.client_session is not None and call.ctx.session is not None:
+            out.append((SESSION_HEADER, call.client_session))
+        elif call.pending is not None and 200 <= upstream.status < 300:
+            claims = SessionClaims(
+                upstream_sid,
+                call.target.name,
+                call.pending.modes,
+                call.pending.client,
+                call.ctx.credential,
+            )
+            call.ctx.session = upstream_sid
+            self._observer.session_started(call.x, upstream_sid)
+            out.append((SESSION_HEADER, seal_session(self._keys, claims)))
+        # Otherwise (an error answer that minted a throw-away id) no session id is passed on.
+        return out
+
     async def _respond(
-        self, request: web.Request, upstream: aiohttp.ClientResponse, x: Exchange
+        self, request: web.Request, upstream: aiohttp.ClientResponse, call: _Call
     ) -> web.StreamResponse:
         media = _media_type(upstream.headers.get("Content-Type"))
         encoding = upstream.headers.get("Content-Encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
-            return self._fail_closed(x, "compressed upstream body", 502)
-        session_id = upstream.headers.get("Mcp-Session-Id")
-        if 200 <= upstream.status < 300 and x.method == "initialize":
-            self._observer.session_started(x, session_id)
+            return self._fail_closed(call, "compressed upstream body")
+        headers = self._response_headers(upstream, call)
         if request.method == "DELETE" and 200 <= upstream.status < 300:
-            self._observer.sessions.forget(x.session_id)
+            self._observer.sessions.forget(call.x.session_id)
         if media == SSE_CT:
-            stream = "get" if request.method == "GET" else "post"
-            return await self._relay_sse(request, upstream, x, stream)
-        return await self._relay_body(upstream, x, media)
+            call.ctx.transport = call.x.extra["stream"] = (
+                "get" if request.method == "GET" else "post"
+            )
+            out = web.StreamResponse(status=upstream.status, headers=headers)
+            await out.prepare(request)
+            try:
+                await self._relay_sse(out, upstream, call)
+            except ConnectionResetError:
+                return out  # the client went away; handle() releases the upstream
+            with contextlib.suppress(ConnectionResetError, aiohttp.ClientConnectionResetError):
+                await out.write_eof()
+            return out
+        return await self._relay_body(request, upstream, call, media, headers)
+
+    # -- JSON and other bodies -------------------------------------------------------------
 
     async def _relay_body(
-        self, upstream: aiohttp.ClientResponse, x: Exchange, media: str
+        self,
+        request: web.Request,
+        upstream: aiohttp.ClientResponse,
+        call: _Call,
+        media: str,
+        headers: list[tuple[str, str]],
     ) -> web.StreamResponse:
         try:
             body = await self._read_capped(upstream)
         except UpstreamUnavailable as exc:
-            return self._unavailable(Target(x.upstream, URL()), x, exc)
+            return self._unavailable(call, exc)
         except ProtocolError as exc:
-            return self._fail_closed(x, exc.message, 502)
-        if body:
-            failure = self._inspect_body(x, body, ok=200 <= upstream.status < 300, media=media)
-            if failure is not None:
-                return self._fail_closed(x, failure, 502)
-        headers = downstream_response_headers(upstream.headers.items())
+            return self._fail_closed(call, exc.message)
+        if not body:
+            return web.Response(status=upstream.status, headers=headers, body=body)
+        ok = 200 <= upstream.status < 300
+        try:
+            msg = self._inspectable(body, ok=ok, media=media)
+        except ProtocolError as exc:
+            return self._fail_closed(call, exc.message)
+        if msg is None:
+            return web.Response(status=upstream.status, headers=headers, body=body)
+        outcome = self._server_message(call, msg, "json")
+        for reply in outcome.replies:
+            await self._reply_upstream(call, reply)
+        if outcome.drop:
+            return self._fail_closed(call, "server request inside a JSON body")
+        if outcome.retry is not None:
+            return await self._retry(request, call, outcome)
+        if outcome.message is not None:
+            body = dumps(outcome.message)
         return web.Response(status=upstream.status, headers=headers, body=body)
 
-    def _inspect_body(self, x: Exchange, body: bytes, *, ok: bool, media: str) -> str | None:
-        """Observe every message in a non-SSE body; return why it cannot be forwarded, or None.
+    def _inspectable(self, body: bytes, *, ok: bool, media: str) -> Message | None:
+        """The message in a non-SSE body, or None when the body cannot carry one.
 
-        A 2xx body must be a JSON-RPC message (or nothing is forwarded). A non-2xx body is only
-        inspected when it parses as JSON: valid JSON that is not JSON-RPC (e.g. ``{"detail": …}``)
-        and non-JSON error pages cannot be acted on by a client and pass unchanged; JSON that only
-        a lenient parser would read (duplicate keys, NaN, …) is refused.
+        A 2xx body must be one JSON-RPC message. A non-2xx body is inspected when it parses as
+        JSON: valid JSON that is not JSON-RPC (``{"detail": …}``) and non-JSON error pages cannot
+        be acted on by a client and pass unchanged; JSON that only a lenient parser would read
+        (duplicate keys, NaN, …) is refused.
         """
         try:
             value = parse_json(body, max_bytes=self._max_response, max_depth=self._max_depth)
         except JSONParseError as exc:
             if ok or media == JSON_CT:
-                return f"unparseable upstream body: {exc.reason}"
+                raise ProtocolError(f"unparseable upstream body: {exc.reason}") from exc
             return None
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            try:
-                msg = classify(item)
-            except ProtocolError as exc:
-                if ok:
-                    return f"upstream body is not JSON-RPC: {exc.message}"
-                continue
-            self._observer.server_message(x, msg, transport="json")
-        return None
+        if isinstance(value, list):
+            raise ProtocolError("upstream sent a JSON-RPC batch")
+        try:
+            return classify(value)
+        except ProtocolError as exc:
+            if ok:
+                raise ProtocolError(f"upstream body is not JSON-RPC: {exc.message}") from exc
+            return None
 
     async def _read_capped(self, upstream: aiohttp.ClientResponse) -> bytes:
         declared = upstream.content_length
@@ -258,57 +425,126 @@ class Relay:
             raise UpstreamUnavailable(f"upstream body broken: {type(exc).__name__}") from exc
         return bytes(body)
 
-    def _fail_closed(self, x: Exchange, why: str, status: int) -> web.Response:
-        self._log.warning("upstream.protocol_error", upstream=x.upstream, error=why)
-        return jsonrpc_error(
-            status,
-            x.request_id,
-            errors.GATEWAY_UPSTREAM_PROTOCOL,
-            "Upstream MCP server sent a response the gateway cannot inspect",
-        )
+    def _server_message(self, call: _Call, msg: Message, transport: str) -> ServerOutcome:
+        self._observer.server_message(call.x, msg, transport=transport)
+        return self._enforcer.server_message(call.ctx, msg)
+
+    async def _retry(
+        self, request: web.Request, call: _Call, outcome: ServerOutcome
+    ) -> web.StreamResponse:
+        """Every input request of a 2026 round was blocked: retry upstream with declines."""
+        try:
+            upstream = await self._open("POST", "", call, dumps(outcome.retry))
+        except UpstreamUnavailable as exc:
+            return self._unavailable(call, exc)
+        try:
+            return await self._respond(request, upstream, call)
+        finally:
+            upstream.close()
+
+    # -- SSE --------------------------------------------------------------------------------
 
     async def _relay_sse(
-        self, request: web.Request, upstream: aiohttp.ClientResponse, x: Exchange, stream: str
-    ) -> web.StreamResponse:
-        out = web.StreamResponse(
-            status=upstream.status, headers=downstream_response_headers(upstream.headers.items())
-        )
-        await out.prepare(request)
+        self, out: web.StreamResponse, upstream: aiohttp.ClientResponse, call: _Call
+    ) -> None:
+        """Forward one upstream event stream into ``out``, block by block as it arrives."""
         decoder = SSEDecoder(max_block_bytes=self._max_event)
         try:
             async for chunk in upstream.content.iter_any():
-                await self._forward_blocks(out, x, stream, decoder.feed(chunk))
+                if await self._forward_blocks(out, call, decoder.feed(chunk)):
+                    return
             # The end of the stream settles a held "\r"; an incomplete last block is never
             # dispatched by a client (it lacks its empty line), so it is dropped.
             blocks, _tail = decoder.finish()
-            await self._forward_blocks(out, x, stream, blocks)
+            await self._forward_blocks(out, call, blocks)
         except (SSEError, ProtocolError) as exc:
             self._log.warning(
-                "upstream.protocol_error", upstream=x.upstream, error=exc.message, stream=stream
+                "upstream.protocol_error", upstream=call.target.name, error=exc.message
             )
-        except (TimeoutError, aiohttp.ClientError) as exc:
+        except (TimeoutError, aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as exc:
             self._log.warning(
-                "upstream.stream_broken", upstream=x.upstream, error=type(exc).__name__
+                "upstream.stream_broken", upstream=call.target.name, error=type(exc).__name__
             )
-        except (ConnectionResetError, aiohttp.ClientConnectionResetError):
-            return out  # the client went away; the finally in handle() releases the upstream
-        with contextlib.suppress(ConnectionResetError, aiohttp.ClientConnectionResetError):
-            await out.write_eof()
-        return out
 
     async def _forward_blocks(
-        self, out: web.StreamResponse, x: Exchange, stream: str, blocks: list[SSEBlock]
-    ) -> None:
-        """Inspect each block's message (raises ProtocolError if it cannot be parsed) and
-        forward the block's original bytes."""
+        self, out: web.StreamResponse, call: _Call, blocks: list[SSEBlock]
+    ) -> bool:
+        """Inspect and forward blocks; True when the stream was handed over to a retry."""
         for block in blocks:
-            if block.data:
-                parsed = parse_message(
-                    block.data, max_bytes=self._max_event, max_depth=self._max_depth
+            if not block.data:
+                await out.write(block.raw)
+                continue
+            msg = parse_message(block.data, max_bytes=self._max_event, max_depth=self._max_depth)
+            if isinstance(msg, list):
+                raise ProtocolError("upstream sent a JSON-RPC batch in an event")
+            outcome = self._server_message(call, msg, call.ctx.transport)
+            for reply in outcome.replies:
+                await self._reply_upstream(call, reply)
+            if outcome.retry is not None:
+                await self._retry_into_stream(out, call, outcome)
+                return True
+            if outcome.drop:
+                if block.id is not None:
+                    # Keep Last-Event-ID moving past the swallowed event, so a resumption does
+                    # not replay it: an id-only block dispatches nothing.
+                    await out.write(encode_event_id(block.id))
+                continue
+            if outcome.message is None:
+                await out.write(block.raw)
+            else:
+                await out.write(
+                    encode_event(
+                        data=dumps(outcome.message).decode("utf-8"),
+                        event=block.event,
+                        id=block.id,
+                        retry=block.retry,
+                    )
                 )
-                for msg in parsed if isinstance(parsed, list) else [parsed]:
-                    self._observer.server_message(x, msg, transport=stream)
-            await out.write(block.raw)
+        return False
+
+    async def _retry_into_stream(
+        self, out: web.StreamResponse, call: _Call, outcome: ServerOutcome
+    ) -> None:
+        try:
+            upstream = await self._open("POST", "", call, dumps(outcome.retry))
+        except UpstreamUnavailable as exc:
+            self._log.warning("upstream.error", upstream=call.target.name, error=exc.message)
+            await self._write_error_event(out, call, errors.GATEWAY_UPSTREAM_ERROR, exc.message)
+            return
+        try:
+            media = _media_type(upstream.headers.get("Content-Type"))
+            if media == SSE_CT:
+                await self._relay_sse(out, upstream, call)
+                return
+            body = await self._read_capped(upstream)
+            msg = self._inspectable(body, ok=200 <= upstream.status < 300, media=media)
+            if msg is None:
+                await self._write_error_event(
+                    out, call, errors.GATEWAY_UPSTREAM_PROTOCOL, "upstream retry failed"
+                )
+                return
+            following = self._server_message(call, msg, "json")
+            if following.retry is not None:
+                await self._retry_into_stream(out, call, following)
+                return
+            message = following.message if following.message is not None else msg.obj
+            await out.write(encode_event(data=dumps(message).decode("utf-8"), event="message"))
+        except (ProtocolError, UpstreamUnavailable) as exc:
+            await self._write_error_event(out, call, errors.GATEWAY_UPSTREAM_PROTOCOL, str(exc))
+        finally:
+            upstream.close()
+
+    async def _write_error_event(
+        self, out: web.StreamResponse, call: _Call, code: int, message: str
+    ) -> None:
+        rid = call.ctx.client_id if call.ctx.client_id is not None else call.x.request_id
+        body = error_response(rid, code, message).decode("utf-8")
+        await out.write(encode_event(data=body, event="message"))
+
+
+def encode_event_id(event_id: str) -> bytes:
+    """A block carrying only an id: it moves the client's last event id and dispatches nothing."""
+    return f"id: {event_id}\r\n\r\n".encode()
 
 
 __all__ = ["Relay", "Target", "jsonrpc_error"]

@@ -20,6 +20,7 @@ from gateway.app import SINGLE_UPSTREAM, make_app
 from gateway.config import Settings, load_settings, parse_listen
 from gateway.errors import ConfigError, PolicyError
 from gateway.logs import configure_logging, get_logger
+from gateway.seal import KeyRing
 
 
 def _free_port() -> int:
@@ -75,9 +76,15 @@ def _load_policy(path: str) -> Any:
     return load_policy(path)
 
 
-async def _run(settings: Settings, policy: Any) -> None:
+async def _run(settings: Settings, policy: Any, keys: KeyRing) -> None:
     log = get_logger("gateway")
-    app = make_app(settings)
+    if keys.generated:
+        log.warning(
+            "gateway.ephemeral_key",
+            message="no --key-file or GATEWAY_KEYS: using a random per-process sealing key; "
+            "replicas (and restarts) will not accept each other's session ids and tokens",
+        )
+    app = make_app(settings, policy, keys)
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
     await runner.setup()
     host, port = parse_listen(settings.listen)
@@ -113,7 +120,8 @@ def run_serve(args: argparse.Namespace) -> int:
             settings = load_settings(args.config, _overrides(args, upstream))
             configure_logging(settings.log_level)
             policy = _load_policy(settings.policy)
-            asyncio.run(_run(settings, policy))
+            keys = KeyRing.from_sources(args.key_file)
+            asyncio.run(_run(settings, policy, keys))
     except (ConfigError, PolicyError) as exc:
         log.error("gateway.config_error", error=str(exc))
         print(f"elicitation-gateway: error: {exc}", file=sys.stderr)

@@ -13,9 +13,25 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from gateway.app import make_app
+from gateway.audit import AuditSink
 from gateway.config import Settings
+from gateway.policy.loader import Policy, load_policy
+from gateway.seal import KeyRing
+
+DEFAULT_POLICY = "policies/default.yaml"
+TEST_KEYS = KeyRing([b"k" * 32])
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+UPSTREAM_SID = "upstream-session-1"
+INIT_RESULT = (
+    b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}'
+)
+INIT = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+    b'"capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"t","version":"1"}}}'
+)
 
 
 @dataclass
@@ -29,6 +45,18 @@ class Harness:
     def mcp(self) -> str:
         return self.gateway_url + "/mcp"
 
+    async def initialize(
+        self, init: bytes = INIT, extra: dict[str, str] | None = None
+    ) -> dict[str, str]:
+        """Open a handshake session through the gateway; return the headers for later calls
+        (with the sealed session id the gateway handed out)."""
+        headers = {**JSON_HEADERS, **(extra or {})}
+        async with self.session.post(self.mcp, data=init, headers=headers) as resp:
+            assert resp.status == 200, await resp.text()
+            sealed = resp.headers["Mcp-Session-Id"]
+        assert sealed.startswith("gs1.")
+        return {**headers, "Mcp-Session-Id": sealed, "MCP-Protocol-Version": "2025-11-25"}
+
 
 def settings_for(upstream_url: str, **overrides: Any) -> Settings:
     data: dict[str, Any] = {"upstreams": {"default": {"url": upstream_url}}}
@@ -38,11 +66,22 @@ def settings_for(upstream_url: str, **overrides: Any) -> Settings:
 
 @contextlib.asynccontextmanager
 async def running(
-    handler: Handler, *, methods: tuple[str, ...] = ("POST", "GET", "DELETE"), **overrides: Any
+    handler: Handler,
+    *,
+    methods: tuple[str, ...] = ("POST", "GET", "DELETE"),
+    policy: Policy | None = None,
+    audit: AuditSink | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[Harness]:
     seen: list[web.Request] = []
 
     async def recording(request: web.Request) -> web.StreamResponse:
+        if request.method == "POST" and b'"initialize"' in await request.read():
+            return web.Response(
+                body=INIT_RESULT,
+                content_type="application/json",
+                headers={"Mcp-Session-Id": UPSTREAM_SID},
+            )
         seen.append(request)
         return await handler(request)
 
@@ -51,7 +90,12 @@ async def running(
         up_app.router.add_route(method, "/mcp", recording)
     async with TestServer(up_app, port=0, handler_cancellation=True) as up:
         upstream_url = str(up.make_url("/mcp"))
-        app = make_app(settings_for(upstream_url, **overrides))
+        app = make_app(
+            settings_for(upstream_url, **overrides),
+            policy or load_policy(DEFAULT_POLICY),
+            TEST_KEYS,
+            audit,
+        )
         async with (
             TestServer(app, port=0, handler_cancellation=True) as gw,
             aiohttp.ClientSession() as session,

@@ -12,10 +12,8 @@ import pytest
 from aiohttp import web
 from structlog.testing import capture_logs
 
-from tests.relay_harness import JSON_HEADERS, running
+from tests.relay_harness import JSON_HEADERS, UPSTREAM_SID, running
 
-INIT = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",\
-"capabilities":{"elicitation":{"form":{}}},"clientInfo":{"name":"t","version":"1"}}}'
 CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}'
 
 
@@ -34,11 +32,10 @@ async def test_json_response_is_forwarded_byte_exact() -> None:
 async def test_request_body_and_end_to_end_headers_reach_upstream() -> None:
     async def up(request: web.Request) -> web.Response:
         await request.read()
-        return web.Response(status=202, headers={"Mcp-Session-Id": "abc"})
+        return web.Response(status=202, headers={"Mcp-Session-Id": UPSTREAM_SID})
 
     headers = {
         **JSON_HEADERS,
-        "Mcp-Session-Id": "abc",
         "MCP-Protocol-Version": "2025-11-25",
         "Mcp-Method": "tools/call",
         "Mcp-Name": "x",
@@ -52,13 +49,16 @@ async def test_request_body_and_end_to_end_headers_reach_upstream() -> None:
         "X-Custom-Hop": "dropped",
         "Accept-Encoding": "gzip, br",
     }
-    async with running(up) as h, h.session.post(h.mcp, data=CALL, headers=headers) as resp:
+    async with running(up) as h:
+        sealed = (await h.initialize(extra={"Authorization": "Bearer t0k"}))["Mcp-Session-Id"]
+        headers["Mcp-Session-Id"] = sealed
+        resp = await h.session.post(h.mcp, data=CALL, headers=headers)
         assert resp.status == 202
-        assert resp.headers["Mcp-Session-Id"] == "abc"
+        assert resp.headers["Mcp-Session-Id"] == sealed  # the client only ever sees the sealed id
         seen = h.seen[0]
         assert await seen.read() == CALL
+        assert seen.headers["Mcp-Session-Id"] == UPSTREAM_SID  # the server only its own
         for name in (
-            "Mcp-Session-Id",
             "MCP-Protocol-Version",
             "Mcp-Method",
             "Mcp-Name",
@@ -126,7 +126,8 @@ async def test_get_and_delete_are_forwarded() -> None:
         return resp
 
     async with running(up) as h:
-        hdrs = {"Accept": "text/event-stream", "Mcp-Session-Id": "s1"}
+        session = await h.initialize()
+        hdrs = {"Accept": "text/event-stream", "Mcp-Session-Id": session["Mcp-Session-Id"]}
         async with h.session.get(h.mcp, headers=hdrs) as resp:
             assert resp.status == 200
             assert await resp.read() == b": ping\r\n\r\n"
@@ -173,9 +174,14 @@ async def test_upstream_down_gives_502_with_request_id() -> None:
     from aiohttp.test_utils import TestServer
 
     from gateway.app import make_app
-    from tests.relay_harness import settings_for
+    from gateway.policy.loader import load_policy
+    from tests.relay_harness import DEFAULT_POLICY, TEST_KEYS, settings_for
 
-    app = make_app(settings_for(f"http://127.0.0.1:{_dead_port()}/mcp"))
+    app = make_app(
+        settings_for(f"http://127.0.0.1:{_dead_port()}/mcp"),
+        load_policy(DEFAULT_POLICY),
+        TEST_KEYS,
+    )
     async with (
         TestServer(app, port=0) as gw,
         aiohttp.ClientSession() as session,
@@ -431,12 +437,6 @@ async def test_handshake_server_request_on_sse_is_observed() -> None:
     elicit = {"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": FORM}
 
     async def up(request: web.Request) -> web.StreamResponse:
-        if b"initialize" in await request.read():
-            return web.Response(
-                body=b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"}}',
-                content_type="application/json",
-                headers={"Mcp-Session-Id": "sess-1"},
-            )
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         await resp.write(b"event: message\r\ndata: " + json.dumps(elicit).encode() + b"\r\n\r\n")
@@ -444,13 +444,7 @@ async def test_handshake_server_request_on_sse_is_observed() -> None:
 
     with capture_logs() as logs:
         async with running(up) as h:
-            async with h.session.post(h.mcp, data=INIT, headers=JSON_HEADERS) as resp:
-                assert resp.status == 200
-            hdrs = {
-                **JSON_HEADERS,
-                "Mcp-Session-Id": "sess-1",
-                "MCP-Protocol-Version": "2025-11-25",
-            }
+            hdrs = await h.initialize()
             async with h.session.post(h.mcp, data=CALL, headers=hdrs) as resp:
                 await resp.read()
     seen = [e for e in logs if e["event"] == "elicitation.seen"]
@@ -461,7 +455,7 @@ async def test_handshake_server_request_on_sse_is_observed() -> None:
     assert seen[0]["declared_modes"] == ["form"]
     assert seen[0]["fields"] == ["name"]
     assert seen[0]["client"] == "t"
-    assert "sess-1" not in json.dumps(seen[0])
+    assert UPSTREAM_SID not in json.dumps(seen[0])
 
 
 async def test_modern_input_required_json_is_observed() -> None:
