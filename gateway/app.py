@@ -15,8 +15,10 @@ from yarl import URL
 from gateway.audit import AuditSink
 from gateway.config import Settings, parse_listen
 from gateway.enforce import Enforcer
+from gateway.era import era_of_version
 from gateway.headers import HostGuard, is_loopback_host
 from gateway.logs import get_logger
+from gateway.metrics import CONTENT_TYPE, Metrics
 from gateway.observe import Observer
 from gateway.policy.loader import Policy
 from gateway.relay import Relay, Target
@@ -29,6 +31,7 @@ TARGETS = web.AppKey("targets", dict[str, Target])
 READY_CACHE = web.AppKey("ready_cache", dict[str, tuple[float, bool]])
 ENFORCER = web.AppKey("enforcer", Enforcer)
 KEYS = web.AppKey("keys", KeyRing)
+METRICS = web.AppKey("metrics", Metrics)
 
 
 class PolicyRef:
@@ -68,12 +71,17 @@ def targets_of(settings: Settings) -> dict[str, Target]:
     return {name: Target(name, URL(up.url)) for name, up in settings.upstreams.items()}
 
 
-def _audit_sink() -> AuditSink:
+def _audit_sink(metrics: Metrics, extra: AuditSink | None) -> AuditSink:
+    """Audit records go to the ``gateway.audit`` logger (one JSON line each) and to metrics."""
     log = get_logger("gateway.audit")
 
-    def emit(record: dict[str, object]) -> None:
-        event = record.pop("event")
-        log.info(event, **record)
+    def emit(record: dict[str, Any]) -> None:
+        metrics.record_audit(record)
+        if extra is not None:
+            extra(dict(record))
+        fields = dict(record)
+        event = fields.pop("event")
+        log.info(event, **fields)
 
     return emit
 
@@ -94,14 +102,16 @@ def make_app(
     app[SETTINGS] = settings
     app[POLICY] = PolicyRef(policy)
     app[KEYS] = keys
+    app[METRICS] = Metrics()
     app[ENFORCER] = Enforcer(
-        keys, app[POLICY], audit or _audit_sink(), secret_scanner=_secret_scanner()
+        keys, app[POLICY], _audit_sink(app[METRICS], audit), secret_scanner=_secret_scanner()
     )
     app[TARGETS] = targets_of(settings)
     app[READY_CACHE] = {}
     app.cleanup_ctx.append(_upstream_client)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
+    app.router.add_get("/metrics", _metrics)
     for name, target in app[TARGETS].items():
         path = "/mcp" if name == SINGLE_UPSTREAM else f"/servers/{name}/mcp"
         handler = _mcp_handler(target)
@@ -112,7 +122,10 @@ def make_app(
 
 def _mcp_handler(target: Target) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def handler(request: web.Request) -> web.StreamResponse:
-        return await request.app[RELAY].handle(request, target)
+        response = await request.app[RELAY].handle(request, target)
+        era = era_of_version(request.headers.get("MCP-Protocol-Version")).value
+        request.app[METRICS].request(era, request.method, response.status)
+        return response
 
     return handler
 
@@ -136,9 +149,14 @@ async def _upstream_client(app: web.Application) -> AsyncIterator[None]:
         logger=logger,
         enforcer=app[ENFORCER],
         keys=app[KEYS],
+        metrics=app[METRICS],
     )
     yield
     await client.close()
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    return web.Response(body=request.app[METRICS].render(), headers={"Content-Type": CONTENT_TYPE})
 
 
 async def _healthz(_: web.Request) -> web.Response:

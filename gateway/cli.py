@@ -34,6 +34,13 @@ def _build_parser() -> argparse.ArgumentParser:
         default=None,
         help="sealing keys, one base64url key per line, newest first (else $GATEWAY_KEYS)",
     )
+    serve.add_argument(
+        "--watch-policy",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="also reload the policy when its file changes (checked every SECONDS)",
+    )
     serve.add_argument("--log-level", default=None, help="debug, info, warning or error")
 
     check = sub.add_parser("check", help="evaluate elicitations (JSON lines on stdin)")

@@ -60,6 +60,7 @@ class Settings(_Strict):
     timeouts: Timeouts = Field(default_factory=Timeouts)
     security: Security = Field(default_factory=Security)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    policy_watch_interval: float | None = Field(default=None, gt=0)
 
     @field_validator("listen")
     @classmethod

@@ -37,6 +37,7 @@ from gateway.jsonrpc import (
     parse_json,
     parse_message,
 )
+from gateway.metrics import Metrics
 from gateway.observe import Exchange, Observer
 from gateway.seal import KeyRing, SealError
 from gateway.sse import SSEBlock, SSEDecoder, SSEError, encode_event
@@ -92,7 +93,9 @@ class Relay:
         logger: Any,
         enforcer: Enforcer,
         keys: KeyRing,
+        metrics: Metrics,
     ) -> None:
+        self._metrics = metrics
         self._client = client
         self._observer = observer
         self._guard = guard
@@ -278,6 +281,8 @@ class Relay:
             )
 
     def _unavailable(self, call: _Call, exc: UpstreamUnavailable) -> web.Response:
+        kind = "timeout" if exc.timeout else "unavailable"
+        self._metrics.upstream_errors.labels(call.target.name, kind).inc()
         self._log.warning(
             "upstream.error", upstream=call.target.name, error=exc.message, timeout=exc.timeout
         )
@@ -291,6 +296,7 @@ class Relay:
         )
 
     def _fail_closed(self, call: _Call, why: str) -> web.Response:
+        self._metrics.upstream_errors.labels(call.target.name, "protocol").inc()
         self._log.warning("upstream.protocol_error", upstream=call.target.name, error=why)
         rid = call.ctx.client_id if call.ctx.client_id is not None else call.x.request_id
         return jsonrpc_error(
@@ -341,10 +347,13 @@ class Relay:
             )
             out = web.StreamResponse(status=upstream.status, headers=headers)
             await out.prepare(request)
+            self._metrics.open_streams.inc()
             try:
                 await self._relay_sse(out, upstream, call)
             except ConnectionResetError:
                 return out  # the client went away; handle() releases the upstream
+            finally:
+                self._metrics.open_streams.dec()
             with contextlib.suppress(ConnectionResetError, aiohttp.ClientConnectionResetError):
                 await out.write_eof()
             return out
@@ -458,10 +467,12 @@ class Relay:
             blocks, _tail = decoder.finish()
             await self._forward_blocks(out, call, blocks)
         except (SSEError, ProtocolError) as exc:
+            self._metrics.upstream_errors.labels(call.target.name, "protocol").inc()
             self._log.warning(
                 "upstream.protocol_error", upstream=call.target.name, error=exc.message
             )
         except (TimeoutError, aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as exc:
+            self._metrics.upstream_errors.labels(call.target.name, "stream-broken").inc()
             self._log.warning(
                 "upstream.stream_broken", upstream=call.target.name, error=type(exc).__name__
             )

@@ -20,6 +20,7 @@ from gateway.app import SINGLE_UPSTREAM, make_app
 from gateway.config import Settings, load_settings, parse_listen
 from gateway.errors import ConfigError, PolicyError
 from gateway.logs import configure_logging, get_logger
+from gateway.reload import WATCH_INTERVAL, policy_watcher, reload_policy
 from gateway.seal import KeyRing
 
 
@@ -64,6 +65,7 @@ def _overrides(args: argparse.Namespace, upstream: str | None) -> dict[str, Any]
         "listen": args.listen,
         "policy": args.policy,
         "log_level": args.log_level,
+        "policy_watch_interval": args.watch_policy,
     }
     if upstream:
         out["upstreams"] = {SINGLE_UPSTREAM: {"url": upstream}}
@@ -85,6 +87,9 @@ async def _run(settings: Settings, policy: Any, keys: KeyRing) -> None:
             "replicas (and restarts) will not accept each other's session ids and tokens",
         )
     app = make_app(settings, policy, keys)
+    if settings.policy_watch_interval:
+        app[WATCH_INTERVAL] = settings.policy_watch_interval
+    app.cleanup_ctx.append(policy_watcher)
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None)
     await runner.setup()
     host, port = parse_listen(settings.listen)
@@ -94,6 +99,7 @@ async def _run(settings: Settings, policy: Any, keys: KeyRing) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGHUP, reload_policy, app)
     log.info(
         "gateway.started",
         listen=settings.listen,

@@ -1,0 +1,76 @@
+"""Atomic policy reload: on SIGHUP and, optionally, when the policy file changes.
+
+The new file is loaded and validated with the same loader as at start-up and swapped in whole (one
+reference assignment), or the old policy stays and the failure is logged and counted. Requests in
+flight keep the Policy object they started with; open streams are not touched.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from aiohttp import web
+
+from gateway.app import METRICS, POLICY, SETTINGS
+from gateway.errors import PolicyError
+from gateway.logs import get_logger
+from gateway.policy.loader import load_policy
+
+WATCH_INTERVAL = web.AppKey("policy_watch_interval", float)
+
+
+def reload_policy(app: web.Application) -> bool:
+    """Reload the policy file named in the settings; True when the new policy is in force."""
+    log = get_logger("gateway.policy")
+    path = app[SETTINGS].policy
+    ref = app[POLICY]
+    try:
+        policy = load_policy(path)
+    except PolicyError as exc:
+        app[METRICS].policy_reloads.labels("failure").inc()
+        log.error("policy.reload_failed", policy=path, error=str(exc), kept=ref.current.revision)
+        return False
+    except Exception as exc:  # never let a reload take the gateway down
+        app[METRICS].policy_reloads.labels("failure").inc()
+        log.error("policy.reload_failed", policy=path, error=type(exc).__name__)
+        return False
+    previous = ref.current.revision
+    ref.current = policy
+    app[METRICS].policy_reloads.labels("success").inc()
+    log.info("policy.reloaded", policy=path, revision=policy.revision, previous=previous)
+    return True
+
+
+def _fingerprint(path: str) -> str | None:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+async def _watch(app: web.Application, interval: float) -> None:
+    """Poll the policy file's content; reload when it changes (editors replace files, so
+    content hashing is more reliable than mtimes or inotify on ConfigMap symlink swaps)."""
+    path = app[SETTINGS].policy
+    seen = _fingerprint(path)
+    while True:
+        await asyncio.sleep(interval)
+        current = _fingerprint(path)
+        if current is not None and current != seen:
+            seen = current
+            reload_policy(app)
+
+
+async def policy_watcher(app: web.Application) -> AsyncIterator[None]:
+    """cleanup_ctx: run the file watch while the app runs (when an interval is configured)."""
+    interval = app.get(WATCH_INTERVAL)
+    task = asyncio.create_task(_watch(app, interval)) if interval else None
+    yield
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
