@@ -119,6 +119,26 @@ class _Recent:
         return key in self._data
 
 
+_WARM_UP: Final = (
+    {
+        "mode": "form",
+        "message": "Warm-up: your name and card number, see https://example.com",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "card": {"type": "string"}},
+        },
+    },
+    {"mode": "url", "message": "Warm-up", "url": "https://xn--e1afmkfd.example.com/a?b=c"},
+)
+
+
+def warm_up(policy: Policy) -> None:
+    """Run every detector once so that lazily loaded data (lexicon, confusables, public suffix
+    list, secret rules) is loaded at start-up, not inside the first user's time budget."""
+    for params in _WARM_UP:
+        evaluate(params, modes=frozenset({"form", "url"}), server=None, policy=policy)
+
+
 class Enforcer:
     def __init__(
         self,
@@ -134,6 +154,7 @@ class Enforcer:
         self._scan = secret_scanner
         self._answered = _Recent()  # (session digest, server request id) answered on behalf
         self._blocked_ids = _Recent()  # (session digest, elicitationId) blocked
+        warm_up(policy())
 
     # -- decisions ------------------------------------------------------------------------
 
