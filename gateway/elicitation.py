@@ -154,8 +154,19 @@ def _input_required(msg: Message) -> list[Sighting]:
     return found
 
 
-def from_client(msg: Message) -> list[Sighting]:
-    """Answers carried by one client→server message."""
+def from_client(msg: Message, *, answer_ids: str | None = None) -> list[Sighting]:
+    """Answers carried by one client→server message.
+
+    ``answer_ids``: a prefix that marks ids of forwarded elicitations (the gateway's sealed ids);
+    an *error* response to such an id is an answer too (the client refused the request).
+    """
+    if (
+        msg.kind == "error"
+        and answer_ids is not None
+        and isinstance(msg.id, str)
+        and msg.id.startswith(answer_ids)
+    ):
+        return [Sighting(Carrier.ANSWER, json_path("error"), request_id=msg.id, action="error")]
     if msg.kind == "response":
         result = msg.result
         if isinstance(result, Mapping) and "action" in result:

@@ -21,6 +21,7 @@ from gateway.capabilities import (
 from gateway.elicitation import Sighting
 from gateway.era import Era
 from gateway.jsonrpc import Message
+from gateway.tokens import REQUEST
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,7 @@ class Observer:
             info = self.sessions.get(x.session_id)
             if info is not None:
                 x.modes, x.client = info.modes, info.client
-        found = elicitation.from_client(msg)
+        found = elicitation.from_client(msg, answer_ids=REQUEST)
         for s in found:
             self._emit(x, s, transport="post")
         return found
@@ -132,7 +133,8 @@ class Observer:
         if transport in ("post", "get"):
             event["stream"] = transport
         if s.request_id is not None:
-            event["request_id"] = s.request_id
+            sealed = isinstance(s.request_id, str) and s.request_id.startswith(REQUEST)
+            event["request_id"] = "sealed" if sealed else s.request_id
         if s.key is not None:
             event["key"] = s.key[:128]
         if s.action is not None:
