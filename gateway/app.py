@@ -104,7 +104,12 @@ def make_app(
     app[KEYS] = keys
     app[METRICS] = Metrics()
     app[ENFORCER] = Enforcer(
-        keys, app[POLICY], _audit_sink(app[METRICS], audit), secret_scanner=_secret_scanner()
+        keys,
+        app[POLICY],
+        _audit_sink(app[METRICS], audit),
+        secret_scanner=_secret_scanner(),
+        request_ttl=settings.tokens.request_ttl,
+        state_ttl=settings.tokens.state_ttl,
     )
     app[TARGETS] = targets_of(settings)
     app[READY_CACHE] = {}

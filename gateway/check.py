@@ -31,7 +31,7 @@ _WRAPPER_KEYS = frozenset({"id", "params", "capabilities"})
 
 
 def parse_capabilities(value: str | list[Any]) -> frozenset[str]:
-    """``"form,url"`` → {form, url}; ``""`` or ``"none"`` → {}. Raises ValueError on unknown modes."""
+    """``"form,url"`` → {form, url}; ``""`` or ``"none"`` → {}. ValueError on an unknown mode."""
     items = value.split(",") if isinstance(value, str) else value
     modes = {str(m).strip().lower() for m in items if str(m).strip()}
     modes.discard("none")

@@ -45,6 +45,13 @@ class Timeouts(_Strict):
     idle: float = Field(default=300.0, gt=0)  # longest silence on a body or SSE stream
 
 
+class Tokens(_Strict):
+    """Lifetimes of the sealed tokens handed to clients (seconds)."""
+
+    request_ttl: float = Field(default=24 * 3600.0, gt=0)  # a forwarded elicitation's answer id
+    state_ttl: float = Field(default=3600.0, gt=0)  # a 2026 round's request state
+
+
 class Security(_Strict):
     # "auto": on for loopback listeners (only loopback Host/Origin accepted), off otherwise.
     dns_rebinding_protection: Literal["auto", "on", "off"] = "auto"
@@ -59,6 +66,7 @@ class Settings(_Strict):
     limits: Limits = Field(default_factory=Limits)
     timeouts: Timeouts = Field(default_factory=Timeouts)
     security: Security = Field(default_factory=Security)
+    tokens: Tokens = Field(default_factory=Tokens)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     policy_watch_interval: float | None = Field(default=None, gt=0)
 

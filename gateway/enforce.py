@@ -41,7 +41,9 @@ from gateway.policy.loader import Policy
 from gateway.seal import KeyRing, SealError, digest
 from gateway.tokens import (
     REQUEST,
+    REQUEST_TTL,
     STATE,
+    STATE_TTL,
     RequestClaims,
     StateClaims,
     arguments_digest,
@@ -147,7 +149,11 @@ class Enforcer:
         audit: AuditSink,
         *,
         secret_scanner: Callable[[str, str], list[Finding]] | None = None,
+        request_ttl: float = REQUEST_TTL,
+        state_ttl: float = STATE_TTL,
     ) -> None:
+        self._request_ttl = request_ttl
+        self._state_ttl = state_ttl
         self._keys = keys
         self._policy = policy
         self._audit = audit
@@ -246,6 +252,7 @@ class Enforcer:
                 schema if isinstance(schema, Mapping) else None,
                 decision.action is not Action.ALLOW,
             ),
+            self._request_ttl,
         )
         new = dict(msg.obj)
         new["id"] = token
@@ -331,7 +338,7 @@ class Enforcer:
                 return ServerOutcome(message=self._policy_error(msg.id, reasons))
             return ServerOutcome(retry=self._retry(ctx, request, params, claims))
         result["inputRequests"] = kept
-        result["requestState"] = seal_state(self._keys, claims)
+        result["requestState"] = seal_state(self._keys, claims, self._state_ttl)
         return ServerOutcome(message={"jsonrpc": "2.0", "id": msg.id, "result": result})
 
     def _retry(

@@ -101,7 +101,7 @@ class Observer:
                 x.modes, x.client = info.modes, info.client
         found = elicitation.from_client(msg, answer_ids=REQUEST)
         for s in found:
-            self._emit(x, s, transport="post")
+            self._emit(x, s, transport="json")  # answers arrive in the client's POST body
         return found
 
     def session_started(self, x: Exchange, session_id: str | None) -> None:

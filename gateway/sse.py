@@ -33,8 +33,8 @@ __all__ = ["SSEBlock", "SSEDecoder", "SSEError", "encode_event"]
 _BOM: Final = b"\xef\xbb\xbf"
 _EOL_TEXT: Final = re.compile(r"\r\n|\r|\n")
 _COLON: Final = 0x3A
-# Longer ``retry`` values are reported as None: int() of a megabyte of digits is slow (and above
-# 4300 digits raises); no reconnection delay needs more than 18 digits.
+# Longer ``retry`` values are ignored like non-numeric ones: int() of a megabyte of digits is slow
+# (and above 4300 digits raises); no reconnection delay needs more than 18 digits.
 _MAX_RETRY_DIGITS: Final = 18
 _NEWLINES: Final = (b"\r\n", b"\n", b"\r")
 
@@ -47,7 +47,10 @@ class SSEError(UpstreamProtocolError):
 class SSEBlock:
     """One block of an event stream: the bytes up to and including the empty line that ended it.
 
-    ``b"".join(b.raw for b in blocks)`` equals the input minus the incomplete tail.
+    ``b"".join(b.raw for b in blocks)`` equals the input minus the incomplete tail. ``data`` is
+    the ``"\n"``-joined data lines (None without a data field), ``event`` is ``"message"`` when
+    absent or empty, ``id`` the last ``id`` field without NUL (``""`` for an empty one), and
+    ``retry`` the last all-ASCII-digit ``retry`` value (others are ignored, as in the spec).
     """
 
     raw: bytes
@@ -62,26 +65,21 @@ class SSEBlock:
         return self.data is not None
 
 
-class _Fields:
-    """The fields of the block being decoded (reset after every block)."""
-
-    __slots__ = ("data", "event", "id", "retry")
-
-    def __init__(self) -> None:
-        self.data: list[str] | None = None
-        self.event = ""
-        self.id: str | None = None
-        self.retry: int | None = None
-
-    def block(self, raw: bytes) -> SSEBlock:
-        data = None if self.data is None else "\n".join(self.data)
-        return SSEBlock(raw, data, self.event or "message", self.id, self.retry)
-
-
 class SSEDecoder:
     """Incremental event-stream decoder. Work per ``feed`` is proportional to the chunk size."""
 
-    __slots__ = ("_buf", "_failed", "_fields", "_line_start", "_max", "_search_from", "_started")
+    __slots__ = (
+        "_buf",
+        "_data",
+        "_event",
+        "_failed",
+        "_id",
+        "_line_start",
+        "_max",
+        "_retry",
+        "_search_from",
+        "_started",
+    )
 
     def __init__(self, *, max_block_bytes: int = 4 * 1024 * 1024) -> None:
         if max_block_bytes < 1:
@@ -92,7 +90,11 @@ class SSEDecoder:
         self._search_from = 0  # offset in _buf from which no line ending has been searched yet
         self._started = False  # BOM handled
         self._failed = False
-        self._fields = _Fields()
+        # Fields of the block being decoded (reset after every block).
+        self._data: list[str] | None = None
+        self._event = ""
+        self._id: str | None = None
+        self._retry: int | None = None
 
     def feed(self, chunk: bytes) -> list[SSEBlock]:
         """Decode ``chunk``; return the blocks it completed. Raises :class:`SSEError`."""
@@ -178,8 +180,7 @@ class SSEDecoder:
             if eol == line_start:  # empty line: the block ends here
                 if nxt - block_end > self._max:
                     raise SSEError("event stream block exceeds the size limit")
-                blocks.append(self._fields.block(bytes(buf[block_end:nxt])))
-                self._fields = _Fields()
+                blocks.append(self._block(bytes(buf[block_end:nxt])))
                 block_end = nxt
             else:
                 self._line(buf, line_start, eol)
@@ -192,6 +193,13 @@ class SSEDecoder:
         self._search_from = pos
         return blocks
 
+    def _block(self, raw: bytes) -> SSEBlock:
+        data = None if self._data is None else "\n".join(self._data)
+        block = SSEBlock(raw, data, self._event or "message", self._id, self._retry)
+        self._data = self._id = self._retry = None
+        self._event = ""
+        return block
+
     def _line(self, buf: bytearray, start: int, end: int) -> None:
         """Apply one non-empty line to the current block's fields."""
         try:
@@ -203,20 +211,20 @@ class SSEDecoder:
         name, colon, value = line.partition(":")
         if colon and value.startswith(" "):
             value = value[1:]
-        fields = self._fields
         if name == "data":
-            if fields.data is None:
-                fields.data = [value]
+            if self._data is None:
+                self._data = [value]
             else:
-                fields.data.append(value)
+                self._data.append(value)
         elif name == "event":
-            fields.event = value
+            self._event = value
         elif name == "id":
             if "\0" not in value:
-                fields.id = value
+                self._id = value
         elif name == "retry":
-            ok = value.isascii() and value.isdigit() and len(value) <= _MAX_RETRY_DIGITS
-            fields.retry = int(value) if ok else None
+            # Anything but ASCII digits is ignored (the previous value stands), as in the spec.
+            if value.isascii() and value.isdigit() and len(value) <= _MAX_RETRY_DIGITS:
+                self._retry = int(value)
 
 
 def encode_event(

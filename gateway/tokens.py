@@ -88,7 +88,7 @@ class RequestClaims:
     warned: bool = False
 
 
-def seal_request(keys: KeyRing, claims: RequestClaims) -> str:
+def seal_request(keys: KeyRing, claims: RequestClaims, ttl: float = REQUEST_TTL) -> str:
     return keys.seal(
         REQUEST,
         {
@@ -98,7 +98,7 @@ def seal_request(keys: KeyRing, claims: RequestClaims) -> str:
             "f": claims.schema,
             "w": claims.warned,
         },
-        ttl=REQUEST_TTL,
+        ttl=ttl,
     )
 
 
@@ -133,7 +133,7 @@ class StateClaims:
     upstream: str = ""
 
 
-def seal_state(keys: KeyRing, claims: StateClaims) -> str:
+def seal_state(keys: KeyRing, claims: StateClaims, ttl: float = STATE_TTL) -> str:
     return keys.seal(
         STATE,
         {
@@ -147,7 +147,7 @@ def seal_state(keys: KeyRing, claims: StateClaims) -> str:
             "p": claims.credential,
             "n": claims.upstream,
         },
-        ttl=STATE_TTL,
+        ttl=ttl,
     )
 
 

@@ -44,6 +44,7 @@ SUITE = (
 )
 TARGET = ROOT / "tests" / "peers" / "conformance_server.py"
 SUITE_TIMEOUT = 150.0
+GATEWAY_ARGS: tuple[str, ...] = ()  # extra `gateway serve` arguments, e.g. ("--policy", path)
 MIN_SCENARIOS = 32
 SUMMARY_LINE = re.compile(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed", re.MULTILINE)
 
@@ -91,7 +92,7 @@ async def run_suite(url: str, output_path: Path) -> SuiteRun:
         await stop(process)
         pytest.fail(f"conformance suite against {url} did not finish in {SUITE_TIMEOUT} s")
     output = out.decode(errors="replace")
-    output_path.write_text(output)
+    await asyncio.to_thread(output_path.write_text, output)
     results = parse_summary(output)
     assert len(results) >= MIN_SCENARIOS, (
         f"conformance suite did not run (exit {process.returncode}, {len(results)} scenarios); "
@@ -134,7 +135,7 @@ async def test_every_direct_pass_also_passes_through_the_gateway(
     via: SuiteRun | None = None
     log_path = tmp_path / "gateway.log"
     try:
-        async with start_gateway(target.url, log_path=log_path) as gateway:
+        async with start_gateway(target.url, *GATEWAY_ARGS, log_path=log_path) as gateway:
             via = await run_suite(f"http://localhost:{gateway.port}/mcp", tmp_path / "gateway.txt")
     finally:
         through = len(via.passed) if via is not None else 0

@@ -218,7 +218,9 @@ async def ask_url_era(
         return _text(_describe("handshake", key, outcome.action, None))
     answer = _modern_answer(ctx, key)
     if answer is None:
-        return InputRequiredResult(request_state=state, input_requests={key: _url_request(message, url)})
+        return InputRequiredResult(
+            request_state=state, input_requests={key: _url_request(message, url)}
+        )
     return _text(_describe("modern", key, answer.action, None, ctx.request_state))
 
 
@@ -328,7 +330,9 @@ async def _ask_two(ctx: Context[Any, Any]) -> ToolResult:
     if missing:
         return InputRequiredResult(
             request_state="ask_two:round1",
-            input_requests={key: _form_request(msg, schema) for key, (msg, schema) in missing.items()},
+            input_requests={
+                key: _form_request(msg, schema) for key, (msg, schema) in missing.items()
+            },
         )
     parts = [
         _describe("modern", key, answer.action, answer.content)

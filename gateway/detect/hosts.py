@@ -14,7 +14,9 @@ Checks, in order (every finding has path ``$.url`` and ``detail`` naming the che
   lower-casing, must be the canonical A-label host or its U-label form. Percent-encoded,
   fullwidth or ideographic-dot spellings and the ``\\@`` backslash trick (where a naive reader sees
   another host than the browser opens) differ. Invisible characters → INVISIBLE_CHARS.
-* IDN (IDN_HOST, LOW): any ``xn--`` label, as the MCP spec asks clients to warn on punycode.
+* IDN (IDN_HOST, LOW): any ``xn--`` label, as the MCP spec asks clients to warn on punycode. A
+  host the browser opens but that is not valid IDNA 2008 (emoji, symbols) adds CONFUSABLE_HOST LOW
+  ``invalid-idn``; its labels are still decoded (plain punycode) for the script checks.
 * Script mixing (CONFUSABLE_HOST, HIGH, ``mixed-script``): UTS #39 Highly Restrictive per label —
   one script, or Latin+Han+Hiragana+Katakana, Latin+Han+Bopomofo, Latin+Han+Hangul (the Latin then
   ASCII only), as in Chromium's IDN policy.
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import re
 import unicodedata
 from importlib import resources
 from typing import TYPE_CHECKING, Final
@@ -106,7 +109,7 @@ def registrable_domain(host: str) -> str | None:
 @functools.cache
 def _confusables() -> dict[int, str]:
     table: dict[int, str] = {}
-    text = resources.files("gateway.data").joinpath("confusables.txt").read_text("utf-8")
+    text = resources.files("gateway").joinpath("data", "confusables.txt").read_text("utf-8")
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
@@ -124,7 +127,7 @@ def skeleton(s: str) -> str:
 
 @functools.cache
 def _script_names() -> tuple[str, ...]:
-    text = resources.files("gateway.data").joinpath("scripts.txt").read_text("utf-8")
+    text = resources.files("gateway").joinpath("data", "scripts.txt").read_text("utf-8")
     return tuple(n for n in (ln.strip() for ln in text.splitlines()) if n and n[0] != "#")
 
 
@@ -191,7 +194,7 @@ def _whole_script_confusable(label: str, tld: str) -> bool:
 
 @functools.cache
 def _seed_protected() -> frozenset[str]:
-    text = resources.files("gateway.data").joinpath("protected_domains.txt").read_text("utf-8")
+    text = resources.files("gateway").joinpath("data", "protected_domains.txt").read_text("utf-8")
     return frozenset(
         ln.strip().lower() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")
     )
@@ -229,6 +232,13 @@ class _Index:
             if len(folded) >= _MIN_EDIT_LEN:
                 for i in range(len(folded)):
                     self.deletes.setdefault(folded[:i] + folded[i + 1 :], set()).add(folded)
+
+        long_brands = sorted((b for b in self.brands if len(b) >= _MIN_SUBSTRING_LEN), key=len)
+        self._long_brands = re.compile("|".join(re.escape(b) for b in reversed(long_brands)))
+
+    def contains_brand(self, word: str) -> bool:
+        """True if a distinctive (long) brand occurs inside ``word`` (``securepaypal``)."""
+        return bool(self._long_brands.pattern) and self._long_brands.search(word) is not None
 
     def within_one_edit(self, word: str) -> bool:
         """True if a protected brand is at Damerau distance exactly 1 from ``word`` (one
@@ -294,10 +304,26 @@ def _check_ip(host: str, raw_host: str) -> list[Finding]:
 
 
 def _to_unicode(host: str) -> str | None:
+    """U-label form of an A-label host, or None if it is not valid IDNA 2008."""
     try:
         return str(idna.decode(host, uts46=False))
     except (idna.IDNAError, UnicodeError, ValueError):
         return None
+
+
+def _punycode_labels(host: str) -> str:
+    """Best-effort U-labels (plain RFC 3492 punycode per label) for hosts that the browser opens
+    but that are not valid IDNA 2008 (emoji, symbols): the script checks still see the letters."""
+    return ".".join(_punycode_label(label) for label in host.split("."))
+
+
+def _punycode_label(label: str) -> str:
+    if not label.startswith("xn--"):
+        return label
+    try:
+        return label[4:].encode("ascii").decode("punycode")
+    except (UnicodeError, ValueError):
+        return label
 
 
 def _raw_matches(raw_host: str, host: str, unicode_host: str | None) -> bool:
@@ -350,16 +376,20 @@ def _typosquat(host: str, domain: str, index: _Index) -> str | None:
     tokens = [t for t in folded.split("-") if t]
     if len(tokens) > 1 and any(t in index.brands for t in tokens):
         return "added-words"
-    if len(folded) > 6 and any(
-        len(b) >= _MIN_SUBSTRING_LEN and b in dehyphen for b in index.brands
-    ):
+    if len(folded) > _MIN_SUBSTRING_LEN and index.contains_brand(dehyphen):
         return "added-words"
     if index.within_one_edit(folded):
         return "edit-distance"
     sub = host[: -len(domain)].rstrip(".") if host.endswith("." + domain) else ""
-    for part in (p for p in sub.split(".") if p):
-        if _fold(part) in index.brands:
-            return "brand-in-subdomain"
+    if not sub:
+        return None
+    parts = sub.split(".")
+    for i in range(len(parts)):  # a whole protected domain: paypal.com.evil.net
+        for j in range(i + 2, min(len(parts), i + 4) + 1):
+            if ".".join(parts[i:j]) in index.domains:
+                return "brand-in-subdomain"
+    if any(len(p) >= _MIN_SUBSTRING_LEN and _fold(p) in index.brands for p in parts):
+        return "brand-in-subdomain"  # a distinctive brand label: login.paypal.verify.xyz
     return None
 
 
@@ -370,13 +400,16 @@ def _allowed(host: str, domain: str | None, allowed: frozenset[str]) -> bool:
 def _name_findings(host: str, raw_host: str, domain: str | None, cfg: UrlConfig) -> list[Finding]:
     out: list[Finding] = []
     unicode_host = _to_unicode(host)
+    shown_host = unicode_host or _punycode_labels(host)
     if _has_invisible(raw_host):
         out.append(Finding(Reason.INVISIBLE_CHARS, PATH, Severity.HIGH, "host"))
-    elif not _raw_matches(raw_host, host, unicode_host):
+    elif not _raw_matches(raw_host, host, shown_host):
         out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, "host-mismatch"))
     index = _index(cfg.protected_domains)
     trusted = domain is not None and (domain in cfg.trusted_domains or domain in index.domains)
-    labels = (unicode_host or host).split(".")
+    if unicode_host is None and "xn--" in host:
+        out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.LOW, "invalid-idn"))
+    labels = shown_host.split(".")
     tld = host.rstrip(".").rsplit(".", 1)[-1]
     is_idn = any(lb.startswith("xn--") for lb in host.split("."))
     out.extend(_script_findings(labels, tld))
@@ -396,6 +429,17 @@ def _name_findings(host: str, raw_host: str, domain: str | None, cfg: UrlConfig)
 def check_host(host: str, raw_host: str, cfg: UrlConfig) -> list[Finding]:
     """Findings for one URL host. ``host`` is the WHATWG canonical host (A-labels, dotted IPv4 or
     bracketed IPv6); ``raw_host`` is the host as written in the URL. Never raises on odd input."""
+    if len(host) + len(raw_host) > 512:  # beyond DNS limits: not worth a cache slot
+        return _check_host(host, raw_host, cfg)
+    return list(_check_host_cached(host, raw_host, cfg))
+
+
+@functools.lru_cache(maxsize=4096)
+def _check_host_cached(host: str, raw_host: str, cfg: UrlConfig) -> tuple[Finding, ...]:
+    return tuple(_check_host(host, raw_host, cfg))
+
+
+def _check_host(host: str, raw_host: str, cfg: UrlConfig) -> list[Finding]:
     host = host.lower()
     if not host:
         return [Finding(Reason.MALFORMED, PATH, Severity.HIGH, "host")]

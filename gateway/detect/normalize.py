@@ -28,9 +28,7 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
-import re2
-
-__all__ = ["decode_layers", "fold", "has_invisible", "words"]
+__all__ = ["decode_layers", "fold", "has_invisible", "strip_invisible", "words"]
 
 # --- invisible characters --------------------------------------------------------------------
 
@@ -140,11 +138,25 @@ _LOOKALIKES: dict[str, str] = {
     "ɴ": "n", "ᴏ": "o", "ᴘ": "p", "ʀ": "r", "ꜱ": "s", "ᴛ": "t", "ᴜ": "u", "ᴠ": "v",
     "ᴡ": "w", "ʏ": "y", "ᴢ": "z", "ɒ": "a", "ℓ": "l", "ǀ": "l", "ꓲ": "I",
 }  # fmt: skip
-_LOOKALIKE_TABLE = {ord(ch): ascii_ for chars, ascii_ in _LOOKALIKES.items() for ch in chars}
+
+
+def _lookalike_table() -> dict[int, str]:
+    table: dict[int, str] = {}
+    for chars, ascii_ in _LOOKALIKES.items():
+        for ch in chars:
+            # A pair ("Оо") maps each case to the same case, so camelCase survives the mapping.
+            paired = len(chars) > 1
+            table[ord(ch)] = (ascii_.lower() if ch.islower() else ascii_.upper()) if paired else ascii_
+    return table
+
+
+_LOOKALIKE_TABLE = _lookalike_table()
 # Dots that browsers and IDNA treat as label separators.
 _DOTS = {ord("\u3002"): ".", ord("\uff61"): ".", ord("\uff0e"): "."}
 _TABLE = {**_LOOKALIKE_TABLE, **_DOTS}
-_LATIN_MARKS_RE = re.compile(r"(?<=[A-Za-z])[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff]+")
+_LATIN_MARKS_RE = re.compile(
+    r"(?<=[A-Za-z])[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff]+"
+)
 
 
 def _prefold(text: str) -> str:
@@ -168,57 +180,46 @@ def fold(text: str) -> str:
 
 # --- word tokens ---------------------------------------------------------------------------------
 
-_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_DIGIT_EDGE_RE = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+# camelCase, ABCWord and letter/digit boundaries (ASCII case only: other scripts never split).
+_SPLIT_RE = re.compile(
+    r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])"
+)
+_NEEDS_SPLIT_RE = re.compile(r"[A-Z0-9]")
 _TOKEN_RE = re.compile(r"[^\W_]+")
-_SPACED_GAP_RE = re.compile(r"[ .\-_*·•|/\\~+]{1,3}")
-_MIN_SPACED_RUN = 3
+# Three or more single letters/digits separated by the same short gap: "p a s s", "p.a.s.s".
+# Linear: a run can only start after a non-alphanumeric character, every element checks that it
+# is a single character, and the possessive repetition never backtracks.
+_SPACED_RUN_RE = re.compile(
+    r"(?<![^\W_])[^\W_](?P<gap>[ .\-_*·•|/\\~+]{1,3})[^\W_](?![^\W_])"
+    r"(?:(?P=gap)[^\W_](?![^\W_]))++"
+)
+
+
+def _join_run(m: re.Match[str]) -> str:
+    return "".join(ch for ch in m.group() if ch.isalnum()).lower()
 
 
 def words(text: str) -> list[str]:
-    """Folded word tokens: ``"newAPIKey"`` → ``["new", "api", "key"]``, ``"p a s s"`` → ``["pass"]``.
+    """Folded word tokens: ``"newAPIKey"`` → ``["new", "api", "key"]``, ``"p a s s"`` → ``[pass]``.
 
-    Letters and digits are separated (``"password2"`` → ``["password", "2"]``); matchers also try
-    adjacent tokens joined, so ``"2fa"`` and ``"pass_word"`` still match their terms. A run of three
-    or more single-character tokens separated by up to three spacing characters (no newline) is
-    merged into one word.
+    Words split at camelCase, snake_case, kebab-case and at letter/digit boundaries
+    (``"password2"`` → ``["password", "2"]``); matchers also try adjacent tokens joined, so
+    ``"2fa"`` and ``"pass_word"`` still match their terms. A run of three or more single
+    characters separated by the same gap of up to three spacing characters (no newline) is merged
+    into one word. Terms and text go through this same function, so splits are consistent.
     """
-    pre = _DIGIT_EDGE_RE.sub(" ", _CAMEL_RE.sub(" ", _prefold(text)))
-    folded = _finish(pre)
-    out: list[str] = []
-    run: list[str] = []
-    gap = ""
-    last_end = -1
-    for m in _TOKEN_RE.finditer(folded):
-        tok = m.group()
-        sep = folded[last_end : m.start()] if run else ""
-        if len(tok) == 1 and run and (gap or _SPACED_GAP_RE.fullmatch(sep)) and sep == (gap or sep):
-            gap = sep
-            run.append(tok)
-        else:
-            _flush(run, out)
-            gap = ""
-            run = [tok] if len(tok) == 1 else []
-            if len(tok) > 1:
-                out.append(tok)
-        last_end = m.end()
-    _flush(run, out)
-    return out
+    pre = _SPACED_RUN_RE.sub(_join_run, _prefold(text))
+    if _NEEDS_SPLIT_RE.search(pre):
+        pre = _SPLIT_RE.sub(" ", pre)
+    return _TOKEN_RE.findall(_finish(pre))
 
 
-def _flush(run: list[str], out: list[str]) -> None:
-    if len(run) >= _MIN_SPACED_RUN:
-        out.append("".join(run))
-    else:
-        out.extend(run)
-    run.clear()
+# --- bounded decoding --------------------------------------------------------------------------
 
-
-# --- bounded decoding ------------------------------------------------------------------------------
-
-_PERCENT_RE = re2.compile(r"%[0-9A-Fa-f]{2}")
-_B64_RE = re2.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
-_HEX_RE = re2.compile(r"(?:[0-9A-Fa-f]{2}){16,}")
+# Linear with Python ``re``: one character class, greedy, nothing to backtrack into.
+_PERCENT_RE = re.compile(r"%[0-9A-Fa-f]{2}")
+_B64_RE = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
+_HEX_RE = re.compile(r"[0-9A-Fa-f]+")
 _MAX_CANDIDATES = 64  # encoded substrings tried per layer
 
 
@@ -254,22 +255,21 @@ def _decodings(text: str, budget: int) -> list[str]:
     out: list[str] = []
     if len(text) > budget:
         return out
-    if _PERCENT_RE.search(text):
+    if "%" in text and _PERCENT_RE.search(text):
         decoded = _unquote(text)
         if decoded is not None and decoded != text and _printable(decoded):
             out.append(decoded)
     for n, m in enumerate(_B64_RE.finditer(text)):
         if n >= _MAX_CANDIDATES:
             break
-        decoded = _b64(m.group())
+        token = m.group()
+        decoded = _b64(token)
         if decoded is not None:
             out.append(decoded)
-    for n, m in enumerate(_HEX_RE.finditer(text)):
-        if n >= _MAX_CANDIDATES:
-            break
-        decoded = _utf8(bytes.fromhex(m.group()))
-        if decoded is not None:
-            out.append(decoded)
+        if len(token) >= 32 and len(token) % 2 == 0 and _HEX_RE.fullmatch(token):
+            decoded = _utf8(bytes.fromhex(token))
+            if decoded is not None:
+                out.append(decoded)
     return out
 
 

@@ -74,6 +74,16 @@ _E = r"(?![A-Za-z0-9])"  # right boundary
 # A run of digits and phone/card separators; greedy with nothing after it, so it never backtracks.
 _NUMBER_SPAN = re.compile(_B + r"\+?\(?[0-9][0-9 ().\-/]*")
 _EMAIL_AT = re.compile(r"@")
+_ANY_DIGIT = re.compile(r"[0-9]")
+_MIN_CANDIDATE = 8  # shorter than any phone, SSN, card or formatted national id
+_MAX_CANDIDATE = 64  # longer than any of them with separators
+# Distinct grouped-card candidates examined inside one long run. Callers cap text sizes far below
+# this (Limits.max_string / max_url_length); the cap only bounds time on hostile megabytes.
+_MAX_GROUPED = 4096
+# Grouped card numbers (4-4-4-4, Amex 4-6-5) anywhere in a long run, overlapping (lookahead).
+_GROUPED_CARD = re.compile(
+    r"(?<![0-9])(?=([0-9]{4}(?:[ \-][0-9]{4}){3}|[0-9]{4}[ \-][0-9]{6}[ \-][0-9]{5})(?![0-9]))"
+)
 _EMAIL_LOCAL_CHARS: Final = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-"
 )
@@ -214,10 +224,23 @@ def _classify_number(span: str, found: set[str]) -> None:
 
 def _find_numbers(text: str, found: set[str]) -> None:
     for span in _number_spans(text):
-        before = len(found)
-        _classify_number(span, found)
-        if len(found) == before and " " in span:
-            for piece in span.split():
+        if len(span) < _MIN_CANDIDATE:
+            continue
+        if len(span) <= _MAX_CANDIDATE:
+            before = len(found)
+            _classify_number(span, found)
+            if len(found) > before or " " not in span:
+                continue
+        else:  # a long run: grouped card numbers inside it, then its space-separated pieces
+            seen: set[str] = set()
+            for m in _GROUPED_CARD.finditer(span):
+                if len(seen) >= _MAX_GROUPED or "card" in found:
+                    break
+                if m.group(1) not in seen and _is_card(m.group(1)):
+                    found.add("card")
+                seen.add(m.group(1))
+        for piece in set(span.split()):
+            if _MIN_CANDIDATE <= len(piece) <= _MAX_CANDIDATE:
                 _classify_number(piece, found)
 
 
@@ -274,7 +297,7 @@ def find_pii(text: str) -> list[str]:
     found: set[str] = set()
     if "@" in text:
         _find_emails(text, found)
-    if any(c.isdigit() for c in text):
+    if _ANY_DIGIT.search(text) is not None:
         _find_numbers(text, found)
         _find_ibans(text, found)
         _find_national_ids(text, found)

@@ -15,9 +15,8 @@ Decisions (documented in the tests):
   base64/base64url, hex), at most ``limits.decode_depth`` layers.
 * Sensitive keys need a non-trivial value: empty, shorter than 4 characters or a placeholder
   (``true``, ``null``…) is not a credential. Ambiguous keys (``code``, ``key``, ``sig``,
-  ``signature``, ``auth``, ``session``, ``sid``, ``token``) need a token-like value (≥ 8 characters,
-  no spaces, a digit or mixed case, or ≥ 20 characters): ``?signature=ed25519`` on a docs page and
-  ``?code=python`` are fine.
+  ``signature``, ``auth``, ``session``, ``sid``, ``token``) need a random-looking value (see
+  ``_token_like``): ``?signature=ed25519`` on a docs page and ``?code=python`` are fine.
 * Safe keys (``client_id``, ``state``, ``redirect_uri``, ``elicitationId``, ``user_code``…) skip
   key-name and secret-format rules (a JWT ``state`` is normal) but are still scanned for PII.
 * Parameter names appear in ``detail`` only when they look like identifiers; a key that itself
@@ -29,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import functools
 import importlib
 import json
 import math
@@ -40,6 +40,7 @@ from typing import Final
 from urllib.parse import unquote, unquote_plus
 
 import ada_url
+import regex
 
 from gateway.detect.config import Limits, UrlConfig
 from gateway.detect.findings import Finding, Reason, Severity
@@ -74,7 +75,7 @@ _PREAUTH_KEYS: Final = frozenset(
 )  # fmt: skip
 # Ambiguous keys: only a token-like value counts.
 _AMBIGUOUS_KEYS: Final = frozenset(
-    {"code", "key", "sig", "signature", "auth", "session", "sid", "token", "t", "hash"}
+    {"code", "key", "sig", "signature", "auth", "session", "sid", "token", "state_token"}
 )
 _PLACEHOLDERS: Final = frozenset(
     {"true", "false", "null", "none", "undefined", "yes", "no", "on", "off", "xxx", "****"}
@@ -116,7 +117,9 @@ _WEBHOOK_HOSTS: Final = {
     "canary.discord.com": re.compile(r"/api(?:/v\d+)?/webhooks/\d+/[^/]+"),
     "hooks.zapier.com": re.compile(r"/hooks/catch/[^/]+/[^/]+"),
 }
-_INVISIBLE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Zl", "Zp"})
+_C0_OR_SPACE: Final = "".join(map(chr, range(0x21)))  # trimmed by WHATWG before parsing
+_MIN_SECRET_LEN: Final = 8  # no provider token or JWT is shorter
+_INVISIBLE: Final = regex.compile(r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +162,7 @@ def url_facts(url: str) -> UrlFacts | None:
 def _raw_authority(url: str) -> str | None:
     """The authority as a naive reader sees it: after ``scheme://``, up to ``/ ? #`` (backslash
     is *not* a separator here, unlike in the browser). None when there is no ``//``."""
-    text = url.strip("\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f\x10 ")
-    text = text.replace("\t", "").replace("\n", "").replace("\r", "")
+    text = url.strip(_C0_OR_SPACE).replace("\t", "").replace("\n", "").replace("\r", "")
     colon = text.find(":")
     if colon < 0 or not text[colon + 1 :].startswith("//"):
         return None
@@ -198,6 +200,8 @@ def _decode_layers(text: str) -> Iterator[str]:
     """One further decoding of ``text``: percent (if any %XX left), base64/base64url, hex."""
     if re.search(r"%[0-9A-Fa-f]{2}", text):
         yield unquote(text)
+    if " " in text and "+" not in text:  # form decoding turned base64 "+" into spaces
+        text = text.replace(" ", "+")
     for m in _BASE64.finditer(text):
         chunk = m.group().rstrip("=")
         if len(chunk) % 4 == 1:
@@ -244,6 +248,8 @@ def _shared_scanner() -> Callable[..., list[Finding]] | None:
 
 
 def _has_secret(text: str, path: str) -> bool:
+    if len(text) < _MIN_SECRET_LEN:
+        return False
     if _own_secret(text):
         return True
     scanner = _shared_scanner()
@@ -285,13 +291,17 @@ def _scan_value(text: str, path: str, depth: int, *, secrets: bool) -> _Scan:
 
 
 def _token_like(value: str) -> bool:
-    if len(value) < 8 or any(c.isspace() for c in value):
+    """Random-looking: no spaces, ≥ 3 bits of entropy per character, and either ≥ 12 characters
+    mixing lower, upper and digits, or ≥ 16 characters of which at least a fifth are digits or
+    capitals (hex digests, base64url). ``ed25519``, ``v4-explained`` and ``2024-report`` are not."""
+    if len(value) < 12 or any(c.isspace() for c in value) or _entropy(value) < 3.0:
         return False
-    if len(value) >= 20:
+    lower = sum(c.islower() for c in value)
+    upper = sum(c.isupper() for c in value)
+    digits = sum(c.isdigit() for c in value)
+    if lower and upper and digits:
         return True
-    has_digit = any(c.isdigit() for c in value)
-    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
-    return has_digit or mixed
+    return len(value) >= 16 and (upper + digits) >= len(value) / 5
 
 
 def _entropy(value: str) -> float:
@@ -305,6 +315,7 @@ def _entropy(value: str) -> float:
 # ---------------------------------------------------------------- URL parts
 
 
+@functools.lru_cache(maxsize=4096)
 def _norm_key(key: str) -> str:
     return unicodedata.normalize("NFKC", key).casefold().strip().removesuffix("[]")
 
@@ -357,6 +368,11 @@ class _Analysis:
             self.add(Reason.CREDENTIAL_IN_URL, detail)
         if result.encoded:
             self.add(Reason.ENCODED_PAYLOAD, detail)
+
+    def scan_host(self, host: str) -> None:
+        """PII smuggled in host labels (``jane-doe-536-90-1234.evil.example``)."""
+        for kind in find_pii(host.replace(".", " ")):
+            self.add(Reason.PII_IN_URL, f"host:{kind}")
 
     def key_rules(self, part: str, key: str, value: str) -> None:
         nkey = _norm_key(key)
@@ -421,7 +437,7 @@ def _capability_token(segment: str) -> bool:
 
 
 def _invisible(url: str) -> bool:
-    return any(unicodedata.category(c) in _INVISIBLE_CATEGORIES for c in url)
+    return _INVISIBLE.search(url) is not None
 
 
 def _scheme_findings(a: _Analysis, scheme: str, host: str) -> bool:
@@ -463,6 +479,11 @@ def analyze_url(url: str, path: str, cfg: UrlConfig, limits: Limits) -> list[Fin
     if len(query_pairs) + len(fragment_pairs) > limits.max_query_params:
         a.add(Reason.OVERSIZE, "query")
         return a.findings
+    if str(parsed.pathname).count("/") > limits.max_query_params:
+        a.add(Reason.OVERSIZE, "path")
+        return a.findings
+    if not int(parsed.host_type):
+        a.scan_host(host)
     a.preauth_families({_norm_key(k) for k, _ in query_pairs})
     a.path_segments(host, str(parsed.pathname))
     a.pairs("query", query_pairs)

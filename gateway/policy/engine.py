@@ -30,12 +30,54 @@ class _BudgetExceeded(Exception):
     """The time budget ran out between two layers."""
 
 
+_WARM_UP: tuple[dict[str, Any], ...] = (
+    {
+        "message": "Sign in at https://example.com, we texted +1 415 555 2671 to jane@example.com",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "password": {"type": "string", "title": "Passwort", "default": "AKIA0000"},
+                "card": {"type": "string", "title": "Card number", "description": "e.g. v1.2"},
+            },
+        },
+    },
+    {
+        "mode": "url",
+        "message": "Connect",
+        "url": "https://bücher.example.co.uk/a?token=x&e=a%40b.c",
+    },
+)
+_warmed: set[DetectConfig] = set()
+
+
+def warm_up(cfg: DetectConfig | None = None) -> None:
+    """Load every detector's data (lexicon, rules, PSL, confusables, phone metadata) once.
+
+    Loading takes a few hundred milliseconds, more than ``Limits.time_budget_ms``: without this,
+    the first decisions after start-up would overrun the budget and fail closed. ``evaluate``
+    calls it on first use of each configuration (per-configuration indexes, e.g. of protected
+    domains, are built here too); a server calls it after loading a policy, for every
+    ``policy.detect_config(server)``, so that no request pays for it.
+    """
+    cfg = cfg or DetectConfig()
+    for params in _WARM_UP:
+        if params.get("mode") == "url":
+            _url(params, cfg)
+        else:
+            _form(params, cfg)
+        _pii(params["message"])
+    _warmed.add(cfg)
+
+
 def evaluate(params: Any, *, modes: frozenset[str], server: str | None, policy: Policy) -> Decision:
     """Decide on one elicitation. Never raises: any failure is a fail-closed block."""
     try:
-        findings = _findings(params, modes, policy.detect_config(server))
+        cfg = policy.detect_config(server)
+        if cfg not in _warmed:
+            warm_up(cfg)
+        findings = _findings(params, modes, cfg)
         return _decide(findings, policy, server)
-    except Exception:  # noqa: BLE001 - fail closed on anything a detector does
+    except Exception:
         return Decision(Action.BLOCK, (_INTERNAL,), enforced=policy.enforce)
 
 

@@ -4,10 +4,11 @@ Checked against the MCP schema (2025-11-25 and 2026-07-28 ``ElicitRequestFormPar
 ``ElicitRequestURLParams`` and ``PrimitiveSchemaDefinition``) and the policy's ``Limits``:
 
 * size first: serialized size > ``max_bytes`` → ``oversize`` and nothing else is looked at;
-* ``params`` must be an object; ``mode`` absent → form; any other mode than form/url → ``malformed``;
+* ``params`` must be an object; ``mode`` absent → form; a mode other than form/url → ``malformed``;
 * form: a str ``message`` (else ``malformed``) and a flat object ``requestedSchema`` of primitive
   property schemas (else ``schema-violation``: nesting, ``$ref``, unknown types or formats, wrong
-  value types); URL: str ``message`` and ``url``, str ``elicitationId`` if present (else ``malformed``);
+  value types); URL: str ``message`` and ``url``, str ``elicitationId`` if present (else
+  ``malformed``);
 * ``max_depth``, ``max_string``, ``max_properties`` and ``max_enum`` → ``oversize``.
 
 Unknown annotation keys on a property (``pattern``, ``writeOnly``, ``x-…``) are tolerated, as the
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,7 +67,7 @@ class Envelope:
 
 
 def serialized_size(params: Any) -> int:
-    """UTF-8 size of the compact JSON form. Raises ``RecursionError``/``TypeError``/``ValueError``."""
+    """UTF-8 size of the compact JSON form; raises RecursionError, TypeError or ValueError."""
     text = json.dumps(params, ensure_ascii=False, separators=(",", ":"))
     return len(text.encode("utf-8", "surrogatepass"))
 
@@ -109,7 +110,7 @@ def _form_inspectable(params: Mapping[str, Any]) -> bool:
 
 
 def _limit_findings(params: Any, limits: Limits) -> list[Finding]:
-    """Depth and string length over the whole object, iteratively (no recursion on hostile input)."""
+    """Depth and string length over the whole object, iteratively (hostile input: no recursion)."""
     out: list[Finding] = []
     too_deep = False
     stack: list[tuple[Any, tuple[Part, ...]]] = [(params, ())]
@@ -139,10 +140,11 @@ def _limit_findings(params: Any, limits: Limits) -> list[Finding]:
 
 
 def _url_findings(params: Mapping[str, Any]) -> list[Finding]:
-    out: list[Finding] = []
-    for key in ("message", "url"):
-        if not isinstance(params.get(key), str):
-            out.append(Finding(_MAL, json_path(key), detail="type"))
+    out = [
+        Finding(_MAL, json_path(key), detail="type")
+        for key in ("message", "url")
+        if not isinstance(params.get(key), str)
+    ]
     if "elicitationId" in params and not isinstance(params["elicitationId"], str):
         out.append(Finding(_MAL, "$.elicitationId", detail="type"))
     return out
@@ -224,20 +226,16 @@ def _string(prop: Mapping[str, Any], path: tuple[Part, ...], limits: Limits) -> 
     fmt = prop.get("format")
     if fmt is not None and fmt not in STRING_FORMATS:
         out.append(Finding(_SV, json_path(*path, "format"), detail="format"))
-    for key in ("minLength", "maxLength"):
-        if key in prop and not _non_negative_int(prop[key]):
-            out.append(Finding(_SV, json_path(*path, key), detail="type"))
-    for key in ("default", "pattern"):
-        if key in prop and not isinstance(prop[key], str):
-            out.append(Finding(_SV, json_path(*path, key), detail="type"))
+    out += _wrong_type(prop, path, ("minLength", "maxLength"), _non_negative_int)
+    out += _wrong_type(prop, path, ("default", "pattern"), lambda v: isinstance(v, str))
     if "enum" in prop:
         out += _str_list(prop["enum"], (*path, "enum"), limits)
         if "enumNames" in prop:
             names = prop["enumNames"]
             out += _str_list(names, (*path, "enumNames"), limits)
-            if isinstance(names, list) and isinstance(prop["enum"], list):
-                if len(names) != len(prop["enum"]):
-                    out.append(Finding(_SV, json_path(*path, "enumNames"), detail="length"))
+            lists = isinstance(names, list) and isinstance(prop["enum"], list)
+            if lists and len(names) != len(prop["enum"]):
+                out.append(Finding(_SV, json_path(*path, "enumNames"), detail="length"))
     if "oneOf" in prop:
         out += _titled(prop["oneOf"], (*path, "oneOf"), limits)
     return out
@@ -302,6 +300,19 @@ def _titled(value: Any, path: tuple[Part, ...], limits: Limits) -> list[Finding]
             and isinstance(opt.get("const"), str)
             and isinstance(opt.get("title"), str)
         )
+    ]
+
+
+def _wrong_type(
+    prop: Mapping[str, Any],
+    path: tuple[Part, ...],
+    keys: tuple[str, ...],
+    ok: Callable[[Any], bool],
+) -> list[Finding]:
+    return [
+        Finding(_SV, json_path(*path, key), detail="type")
+        for key in keys
+        if key in prop and not ok(prop[key])
     ]
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -62,23 +61,21 @@ DEFAULT_ACTIONS: Mapping[Reason, Action] = MappingProxyType(
     }
 )
 
-_DATA_DIR = Path(__file__).resolve().parent.parent / "data"
-_BUNDLED_PROTECTED = "protected_domains.txt"
 
 ActionTable = Mapping[tuple[Reason, Severity], Action]
 
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """A validated, compiled policy. Immutable: a reload builds a new one and swaps the reference."""
+    """A validated, compiled policy. Immutable: a reload builds a new one and swaps references."""
 
     source: str
     revision: str  # sha256 hex of the file bytes
     enforce: bool
     enforcement: EnforcementSpec
-    spec: PolicyFile
-    _detect: Mapping[str | None, DetectConfig]
-    _actions: Mapping[str | None, ActionTable]
+    spec: PolicyFile = field(repr=False)  # the validated file, read-only by convention
+    _detect: Mapping[str | None, DetectConfig] = field(repr=False)
+    _actions: Mapping[str | None, ActionTable] = field(repr=False)
 
     def detect_config(self, server: str | None = None) -> DetectConfig:
         """Detection settings for one upstream (global settings for an unknown or no server)."""
@@ -115,14 +112,15 @@ def parse_policy(raw: bytes, source: str = "<policy>") -> Policy:
         spec = PolicyFile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = _field_path(err["loc"], data)
+        where = _field_path(err["loc"], data)
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise PolicyError(source, field, _message(err) + more) from None
+        raise PolicyError(source, where, _message(err) + more) from None
     return compile_policy(spec, source=source, revision=hashlib.sha256(raw).hexdigest())
 
 
 def compile_policy(spec: PolicyFile, *, source: str, revision: str) -> Policy:
-    protected = _bundled_protected_domains() | frozenset(spec.url.protected_domains)
+    # The detector adds its bundled seed (gateway/data/protected_domains.txt) to these.
+    protected = frozenset(spec.url.protected_domains)
     base = _actions(DEFAULT_ACTIONS, spec.actions, spec.low_severity)
     detect: dict[str | None, DetectConfig] = {None: _detect_config(spec, None, protected)}
     actions: dict[str | None, ActionTable] = {None: base}
@@ -278,19 +276,3 @@ def _detect_config(
         sensitive_query_keys=frozenset(u.sensitive_query_keys),
     )
     return DetectConfig(limits=limits, form=form, url=url)
-
-
-_protected_cache: frozenset[str] | None = None
-
-
-def _bundled_protected_domains() -> frozenset[str]:
-    """gateway/data/protected_domains.txt: one registrable domain per line, ``#`` comments."""
-    global _protected_cache  # noqa: PLW0603 - read-only data, loaded once
-    if _protected_cache is None:
-        try:
-            text = (_DATA_DIR / _BUNDLED_PROTECTED).read_text("utf-8")
-        except OSError:
-            text = ""
-        domains = (line.split("#", 1)[0].strip().lower() for line in text.splitlines())
-        _protected_cache = frozenset(d for d in domains if d)
-    return _protected_cache

@@ -12,9 +12,10 @@ import ipaddress
 import unicodedata
 from typing import Annotated, Any, Literal
 
+import idna
 from pydantic import (
-    BaseModel,
     AfterValidator,
+    BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
@@ -23,8 +24,6 @@ from pydantic import (
     StrictInt,
     StrictStr,
 )
-
-import idna
 
 from gateway.detect.findings import Reason
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,15 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from tests.peers.procs import Peer, read_log_events, run_client, start_gateway, start_upstream
+from tests.peers.procs import (
+    ClientWorker,
+    Peer,
+    read_log_events,
+    run_client,
+    start_client_worker,
+    start_gateway,
+    start_upstream,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -31,6 +39,9 @@ VERSION = {LEGACY: "2025-11-25", MODERN: "2026-07-28"}
 ERA = {LEGACY: "handshake", MODERN: "modern"}
 LOG_WAIT = 5.0
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=20)
+# Extra `gateway serve` arguments (e.g. ("--policy", path)); the default policy must let every
+# clean flow below through unchanged.
+GATEWAY_ARGS: tuple[str, ...] = ()
 
 Event = dict[str, Any]
 
@@ -48,8 +59,15 @@ async def upstream() -> AsyncIterator[Peer]:
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def gateway(upstream: Peer, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Peer]:
     log_path = tmp_path_factory.mktemp("gateway") / "gateway.log"
-    async with start_gateway(upstream.url, log_path=log_path) as peer:
+    async with start_gateway(upstream.url, *GATEWAY_ARGS, log_path=log_path) as peer:
         yield peer
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def clients() -> AsyncIterator[ClientWorker]:
+    """One SDK client process running a fresh ``Client`` per flow (import once, not per flow)."""
+    async with start_client_worker() as worker:
+        yield worker
 
 
 @dataclass(frozen=True)
@@ -59,11 +77,12 @@ class Target:
     name: str
     url: str
     log_path: Path | None
+    clients: ClientWorker
 
     def log_mark(self) -> int:
         return len(read_log_events(self.log_path)) if self.log_path is not None else 0
 
-    async def expect_seen(self, mark: int, expected: list[Mapping[str, Any]]) -> None:
+    async def expect_seen(self, mark: int, expected: Sequence[Mapping[str, Any]]) -> None:
         """Through the gateway: every ``expected`` dict is a subset of some ``elicitation.seen``
         event logged after ``mark`` (no expectation means: nothing was seen)."""
         if self.log_path is None:
@@ -100,11 +119,11 @@ def _subset(expected: Mapping[str, Any], event: Mapping[str, Any]) -> bool:
 
 
 @pytest.fixture(params=["direct", "gateway"])
-def target(request: pytest.FixtureRequest, upstream: Peer) -> Target:
+def target(request: pytest.FixtureRequest, upstream: Peer, clients: ClientWorker) -> Target:
     if request.param == "direct":
-        return Target("direct", upstream.url, None)
+        return Target("direct", upstream.url, None, clients)
     gateway: Peer = request.getfixturevalue("gateway")
-    return Target("gateway", gateway.url, gateway.stdout_path)
+    return Target("gateway", gateway.url, gateway.stdout_path, clients)
 
 
 def normalise(events: list[Event]) -> list[Event]:
@@ -123,11 +142,11 @@ def normalise(events: list[Event]) -> list[Event]:
 
 
 async def flow(
-    target: Target, mode: str, expected_seen: list[Mapping[str, Any]], **client: Any
+    target: Target, mode: str, expected_seen: Sequence[Mapping[str, Any]], **client: Any
 ) -> list[Event]:
     """Run the SDK client once against ``target`` and return its normalised event lines."""
     mark = target.log_mark()
-    events = normalise(await run_client(target.url, mode, **client))
+    events = normalise(await target.clients.run(target.url, mode, **client))
     await target.expect_seen(mark, expected_seen)
     return events
 
@@ -150,7 +169,7 @@ def result(text: str, *, is_error: bool = False) -> Event:
 
 def described(mode: str, key: str, action: str, content: Any, state: str | None) -> str:
     text = f"{ERA[mode]}: key={key} action={action} content={json.dumps(content, sort_keys=True)}"
-    return f"{text} state={state}" if mode == MODERN else text
+    return f"{text} state={state}" if mode == MODERN and state is not None else text
 
 
 PROFILE = {"age": 36, "name": "name-value"}
@@ -169,131 +188,183 @@ def answered(mode: str) -> Event:
     return {"carrier": "input-response", "era": "modern"}
 
 
-# --- flows in both eras ----------------------------------------------------------------------------
+# --- flows in both eras (the two modes run concurrently: client start-up dominates the time) ---
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_no_elicitation_passes_untouched(target: Target, mode: str) -> None:
-    events = await flow(target, mode, [], tool="echo", args={"text": "hello"})
-    assert events == [protocol(mode), result("echo: hello")]
+async def both_modes(check: Callable[[str], Awaitable[None]]) -> None:
+    await asyncio.gather(*(check(mode) for mode in MODES))
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_form_elicitation_accept(target: Target, mode: str) -> None:
-    events = await flow(
-        target,
-        mode,
-        [asked(mode, mode_="form"), answered(mode)],
-        tool="ask_form",
-        args={"topic": "billing"},
-    )
-    assert events == [
-        protocol(mode),
-        form("Profile needed for billing", ["age", "name"]),
-        result(described(mode, "profile", "accept", PROFILE, "ask_form:round1:billing")),
-    ]
+async def test_no_elicitation_passes_untouched(target: Target) -> None:
+    async def check(mode: str) -> None:
+        mark = target.log_mark()
+        if mode == LEGACY:  # once per target, the one-shot client process (its command line)
+            events = await run_client(target.url, mode, tool="echo", args={"text": "hello"})
+        else:
+            events = await target.clients.run(target.url, mode, tool="echo", args={"text": "hello"})
+        await target.expect_seen(mark, [])
+        assert events == [protocol(mode), result("echo: hello")]
+
+    await both_modes(check)
 
 
-@pytest.mark.parametrize("mode", MODES)
+async def test_form_elicitation_accept(target: Target) -> None:
+    async def check(mode: str) -> None:
+        events = await flow(
+            target,
+            mode,
+            [asked(mode, mode_="form"), answered(mode)],
+            tool="ask_form",
+            args={"topic": "billing"},
+        )
+        assert events == [
+            protocol(mode),
+            form("Profile needed for billing", ["age", "name"]),
+            result(described(mode, "profile", "accept", PROFILE, "ask_form:round1:billing")),
+        ]
+
+    await both_modes(check)
+
+
 @pytest.mark.parametrize("answer", ["decline", "cancel"])
-async def test_form_elicitation_decline_and_cancel(target: Target, mode: str, answer: str) -> None:
-    events = await flow(
-        target,
-        mode,
-        [asked(mode, mode_="form"), answered(mode)],
-        tool="ask_form",
-        args={"topic": "travel"},
-        answer=answer,
-    )
-    assert events == [
-        protocol(mode),
-        form("Profile needed for travel", ["age", "name"]),
-        result(described(mode, "profile", answer, None, "ask_form:round1:travel")),
-    ]
+async def test_form_elicitation_decline_and_cancel(target: Target, answer: str) -> None:
+    async def check(mode: str) -> None:
+        events = await flow(
+            target,
+            mode,
+            [asked(mode, mode_="form"), answered(mode)],
+            tool="ask_form",
+            args={"topic": "travel"},
+            answer=answer,
+        )
+        assert events == [
+            protocol(mode),
+            form("Profile needed for travel", ["age", "name"]),
+            result(described(mode, "profile", answer, None, "ask_form:round1:travel")),
+        ]
+
+    await both_modes(check)
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_url_elicitation(target: Target, mode: str) -> None:
-    expected_seen = [asked(mode, mode_="url"), answered(mode)]
-    if mode == LEGACY:
-        expected_seen.append({"carrier": "complete-notification", "era": "handshake"})
-    events = await flow(target, mode, expected_seen, tool="ask_url")
-    assert events == [
-        protocol(mode),
-        url_elicit("Connect your Example account", "https://example.com/connect?x=1"),
-        result(described(mode, "connect", "accept", None, "ask_url:round1")),
-    ]
+async def test_form_elicitation_client_error(target: Target) -> None:
+    """The client's callback fails: handshake POSTs a JSON-RPC error that the tool re-raises;
+    2026 aborts the call locally (no retry, so no input-response)."""
+
+    async def check(mode: str) -> None:
+        seen = [asked(mode, mode_="form")]
+        events = await flow(
+            target, mode, seen, tool="ask_form", args={"topic": "tax"}, answer="error"
+        )
+        assert events == [
+            protocol(mode),
+            form("Profile needed for tax", ["age", "name"]),
+            {"event": "error", "code": -32600, "message": "Client refused the elicitation"},
+        ]
+
+    await both_modes(check)
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_url_elicitation_required_error(target: Target, mode: str) -> None:
+async def test_url_elicitation(target: Target) -> None:
+    async def check(mode: str) -> None:
+        expected_seen = [asked(mode, mode_="url"), answered(mode)]
+        if mode == LEGACY:
+            expected_seen.append({"carrier": "complete-notification", "era": "handshake"})
+        events = await flow(target, mode, expected_seen, tool="ask_url")
+        assert events == [
+            protocol(mode),
+            url_elicit("Connect your Example account", "https://example.com/connect?x=1"),
+            result(described(mode, "connect", "accept", None, "ask_url:round1")),
+        ]
+
+    await both_modes(check)
+
+
+async def test_url_elicitation_required_error(target: Target) -> None:
     # -32042 is handshake-era, but SDK 2.3.0 also emits it in 2026 requests (protocol.md §3.4).
-    seen = {"carrier": "url-required-error", "era": ERA[mode], "mode": "url"}
-    events = await flow(target, mode, [seen], tool="url_required")
-    assert events == [
-        protocol(mode),
-        {"event": "error", "code": -32042, "message": "URL elicitation required"},
-    ]
+    async def check(mode: str) -> None:
+        seen = {"carrier": "url-required-error", "era": ERA[mode], "mode": "url"}
+        events = await flow(target, mode, [seen], tool="url_required")
+        assert events == [
+            protocol(mode),
+            {"event": "error", "code": -32042, "message": "URL elicitation required"},
+        ]
+
+    await both_modes(check)
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_progress_then_form_over_sse(target: Target, mode: str) -> None:
-    events = await flow(
-        target,
-        mode,
-        [asked(mode, mode_="form", transport="sse"), answered(mode)],
-        tool="progress_form",
-        progress=True,
-    )
+async def test_progress_then_form_over_sse(target: Target) -> None:
     progress = {"event": "progress", "progress": 0.5, "total": 1.0, "message": "thinking"}
-    final = result(described(mode, "profile", "accept", PROFILE, "progress:round1"))
-    if mode == LEGACY:
-        expected = [protocol(mode), progress, form("Profile needed", ["age", "name"]), final]
-    else:  # one progress notification per round (initial request and retry)
-        expected = [protocol(mode), progress, form("Profile needed", ["age", "name"]), progress, final]
-    assert events == expected
+    question = form("Profile needed", ["age", "name"])
+
+    async def check(mode: str) -> None:
+        events = await flow(
+            target,
+            mode,
+            [asked(mode, mode_="form", transport="sse"), answered(mode)],
+            tool="progress_form",
+            progress=True,
+        )
+        final = result(described(mode, "profile", "accept", PROFILE, "progress:round1"))
+        if mode == LEGACY:
+            assert events == [protocol(mode), progress, question, final]
+        else:  # one progress notification per round (initial request and retry)
+            assert events == [protocol(mode), progress, question, progress, final]
+
+    await both_modes(check)
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_two_questions(target: Target, mode: str) -> None:
+async def test_two_questions(target: Target) -> None:
     mark = target.log_mark()
-    events = await flow(target, mode, [asked(mode, mode_="form"), answered(mode)], tool="ask_two")
-    first = described(mode, "first", "accept", {"color": "color-value"}, None)
-    second = described(mode, "second", "accept", {"size": 36}, None)
-    text = f"{first} | {second}"
-    if mode == MODERN:  # both answered in one round, one state for the round
-        text = text.replace(" state=None", "") + " state=ask_two:round1"
-    assert events == [
-        protocol(mode),
-        form("Your favourite colour?", ["color"]),
-        form("Your shoe size?", ["size"]),
-        result(text),
-    ]
+
+    async def check(mode: str) -> None:
+        events = await flow(
+            target, mode, [asked(mode, mode_="form"), answered(mode)], tool="ask_two"
+        )
+        first = described(mode, "first", "accept", {"color": "color-value"}, None)
+        second = described(mode, "second", "accept", {"size": 36}, None)
+        text = f"{first} | {second}"
+        if mode == MODERN:  # both answered in one round, one state for the round
+            text += " state=ask_two:round1"
+        assert events == [
+            protocol(mode),
+            form("Your favourite colour?", ["color"]),
+            form("Your shoe size?", ["size"]),
+            result(text),
+        ]
+
+    await both_modes(check)
     if target.log_path is not None:
-        assert await target.count_seen(mark, asked(mode, mode_="form")) == 2
+        for mode in MODES:
+            assert await target.count_seen(mark, asked(mode, mode_="form")) == 2
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_resolver_style_elicitation(target: Target, mode: str) -> None:
-    events = await flow(target, mode, [asked(mode, mode_="form")], tool="ask_resolved")
-    assert events == [
-        protocol(mode),
-        form("Profile needed (resolver)", ["age", "name"]),
-        result(f"resolved: {json.dumps(PROFILE, sort_keys=True)}"),
-    ]
+async def test_resolver_style_elicitation(target: Target) -> None:
+    async def check(mode: str) -> None:
+        events = await flow(target, mode, [asked(mode, mode_="form")], tool="ask_resolved")
+        assert events == [
+            protocol(mode),
+            form("Profile needed (resolver)", ["age", "name"]),
+            result(f"resolved: {json.dumps(PROFILE, sort_keys=True)}"),
+        ]
+
+    await both_modes(check)
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_list_prompt_and_resource(target: Target, mode: str) -> None:
-    listed = await flow(target, mode, [], list_all=True, prompt="greeting", args={"name": "Ada"})
-    assert listed[0] == protocol(mode)
-    assert listed[1]["event"] == "list"
-    assert {"ask_form", "ask_url", "demo_password", "echo"} <= set(listed[1]["tools"])
-    assert listed[1]["prompts"] == ["greeting", "summary"]
-    assert listed[1]["resources"] == ["demo://readme"]
-    assert listed[2:] == [result("Say hello to Ada.")]
-    read = await flow(target, mode, [], read="demo://items/7")
-    assert read == [protocol(mode), result(json.dumps({"id": "7", "name": "Item 7"}))]
+async def test_list_prompt_and_resource(target: Target) -> None:
+    async def check(mode: str) -> None:
+        listed, read = await asyncio.gather(
+            flow(target, mode, [], list_all=True, prompt="greeting", args={"name": "Ada"}),
+            flow(target, mode, [], read="demo://items/7"),
+        )
+        assert listed[0] == protocol(mode)
+        assert listed[1]["event"] == "list"
+        assert {"ask_form", "ask_url", "demo_password", "echo"} <= set(listed[1]["tools"])
+        assert listed[1]["prompts"] == ["greeting", "summary"]
+        assert listed[1]["resources"] == ["demo://readme"]
+        assert listed[2:] == [result("Say hello to Ada.")]
+        assert read == [protocol(mode), result(json.dumps({"id": "7", "name": "Item 7"}))]
+
+    await both_modes(check)
 
 
 # --- handshake era only ----------------------------------------------------------------------------
@@ -364,7 +435,9 @@ async def test_request_state_round_trip(target: Target) -> None:
     headers = _modern_headers("tools/call", "ask_form")
     async with aiohttp.ClientSession(timeout=HTTP_TIMEOUT) as http:
         first_body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
-        status, first = await _post(http, target.url, {**first_body, "params": {**call, "_meta": _meta()}}, headers)
+        status, first = await _post(
+            http, target.url, {**first_body, "params": {**call, "_meta": _meta()}}, headers
+        )
         assert status == 200
         assert first["result"]["resultType"] == "input_required"
         request = first["result"]["inputRequests"]["profile"]
@@ -393,9 +466,7 @@ async def test_request_state_round_trip(target: Target) -> None:
         status, refused = await _post(http, target.url, retry(tampered, 3), headers)
         assert status == 400
         assert refused["error"]["code"] == -32602
-    await target.expect_seen(
-        mark, [asked(MODERN, mode_="form"), answered(MODERN)]
-    )
+    await target.expect_seen(mark, [asked(MODERN, mode_="form"), answered(MODERN)])
 
 
 async def test_subscriptions_listen_acknowledged(target: Target) -> None:

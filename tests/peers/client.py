@@ -13,6 +13,8 @@ Events (stdout, one JSON object per line):
 * ``{"event": "error", "code", "message"}`` for an ``MCPError``;
 * ``{"event": "exception", "type"}`` for anything else.
 
+``python tests/peers/client.py --serve`` is the worker mode of ``serve()`` below.
+
 The mode is always pinned (never ``auto``), so a gateway that mangles ``server/discover`` cannot
 make the client silently fall back to the handshake era. The exit status is 0 unless the command
 line is wrong.
@@ -35,9 +37,18 @@ ANSWERS = ("accept", "decline", "cancel", "error")
 REFUSAL_CODE = -32600
 
 
-def emit(event: str, **fields: Any) -> None:
-    """Print one event line and flush, so a parent reading the pipe sees it at once."""
-    print(json.dumps({"event": event, **fields}, sort_keys=True), flush=True)
+class Emitter:
+    """Prints one event line per call and flushes, so a parent reading the pipe sees it at
+    once; in worker mode every line also carries the ``run`` id of its command."""
+
+    def __init__(self, run: int | None = None) -> None:
+        self.run = run
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        line = {"event": event, **fields}
+        if self.run is not None:
+            line["run"] = self.run
+        print(json.dumps(line, sort_keys=True), flush=True)
 
 
 def sample_content(schema: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +79,8 @@ def sample_content(schema: dict[str, Any]) -> dict[str, Any]:
 class Elicitor:
     """The elicitation callback: records what it was asked and answers as configured."""
 
-    def __init__(self, answer: str, content: dict[str, Any] | None) -> None:
+    def __init__(self, emit: Emitter, answer: str, content: dict[str, Any] | None) -> None:
+        self.emit = emit
         self.answer = answer
         self.content = content
 
@@ -76,11 +88,11 @@ class Elicitor:
         self, context: ClientRequestContext, params: mcp_types.ElicitRequestParams
     ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
         if isinstance(params, mcp_types.ElicitRequestURLParams):
-            emit("elicit", mode="url", message=params.message, fields=[], url=params.url)
+            self.emit("elicit", mode="url", message=params.message, fields=[], url=params.url)
         else:
             schema = params.requested_schema
             fields = sorted((schema.get("properties") or {}).keys())
-            emit("elicit", mode="form", message=params.message, fields=fields, url=None)
+            self.emit("elicit", mode="form", message=params.message, fields=fields, url=None)
         if self.answer == "error":
             return mcp_types.ErrorData(code=REFUSAL_CODE, message="Client refused the elicitation")
         if self.answer != "accept":
@@ -91,8 +103,12 @@ class Elicitor:
         return mcp_types.ElicitResult(action="accept", content=content)
 
 
-async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-    emit("progress", progress=progress, total=total, message=message)
+class ProgressPrinter:
+    def __init__(self, emit: Emitter) -> None:
+        self.emit = emit
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.emit("progress", progress=progress, total=total, message=message)
 
 
 def _texts(blocks: Sequence[Any]) -> str:
@@ -107,9 +123,11 @@ def _texts(blocks: Sequence[Any]) -> str:
     return "\n".join(parts)
 
 
-async def _run(args: argparse.Namespace) -> None:
-    elicitor = Elicitor(args.answer, json.loads(args.content) if args.content else None)
-    async with Client(args.url, mode=args.mode, elicitation_callback=elicitor, cache=None) as client:
+async def _run(args: argparse.Namespace, emit: Emitter) -> None:
+    elicitor = Elicitor(emit, args.answer, json.loads(args.content) if args.content else None)
+    async with Client(
+        args.url, mode=args.mode, elicitation_callback=elicitor, cache=None
+    ) as client:
         emit("protocol", version=client.protocol_version)
         if args.list:
             tools = await client.list_tools()
@@ -125,7 +143,7 @@ async def _run(args: argparse.Namespace) -> None:
             result = await client.call_tool(
                 args.tool,
                 json.loads(args.args),
-                progress_callback=on_progress if args.progress else None,
+                progress_callback=ProgressPrinter(emit) if args.progress else None,
             )
             emit("result", isError=bool(result.is_error), text=_texts(result.content))
         if args.prompt:
@@ -142,10 +160,10 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-async def run(args: argparse.Namespace) -> None:
+async def run(args: argparse.Namespace, emit: Emitter) -> None:
     """Run the client; report any failure as an ``error``/``exception`` event."""
     try:
-        await _run(args)
+        await _run(args, emit)
     except BaseException as raised:  # the outcome *is* the report; never a traceback
         exc = _leaf(raised)
         if isinstance(exc, MCPError):
@@ -171,8 +189,37 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+async def serve() -> None:
+    """Worker mode: run each stdin line ``{"run": N, "argv": [...]}`` as a fresh client, runs
+    concurrently; each run's lines carry ``"run": N`` and end with ``{"event": "done"}``.
+
+    It saves the 1-2 s of SDK import a new process costs per run; every run still builds its
+    own ``Client`` (its own connections, session and state)."""
+    loop = asyncio.get_running_loop()
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def one(run_id: int, argv: list[str]) -> None:
+        emit = Emitter(run_id)
+        try:
+            await run(parse_args(argv), emit)
+        finally:
+            emit("done")
+
+    while line := await loop.run_in_executor(None, sys.stdin.readline):
+        command = json.loads(line)
+        task = asyncio.create_task(one(int(command["run"]), list(command["argv"])))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+    if tasks:
+        await asyncio.gather(*tasks)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    asyncio.run(run(parse_args(argv)))
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments == ["--serve"]:
+        asyncio.run(serve())
+    else:
+        asyncio.run(run(parse_args(arguments), Emitter()))
     return 0
 
 

@@ -24,8 +24,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp_types import (
     AudioContent,
-    BlobResourceContents,
     CallToolResult,
+    CompleteRequestParams,
+    CompleteResult,
     Completion,
     EmbeddedResource,
     EmptyResult,
@@ -43,9 +44,7 @@ from starlette.applications import Starlette
 from gateway.demo.upstream import MemoryEventStore
 
 # A 1x1 red PNG and a 1-sample 8 kHz mono WAV.
-PNG_B64 = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
-)
+PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV_B64 = base64.b64encode(
     b"RIFF"
     + (38).to_bytes(4, "little")
@@ -207,7 +206,7 @@ def _add_content_tools(mcp: MCPServer[Any]) -> None:
         name="json_schema_2020_12_tool",
         description="Tool with JSON Schema 2020-12 features",
     )
-    tool = mcp._tool_manager.get_tool("json_schema_2020_12_tool")  # noqa: SLF001
+    tool = mcp._tool_manager.get_tool("json_schema_2020_12_tool")
     if tool is None:  # pragma: no cover - registered just above
         raise RuntimeError("json_schema_2020_12_tool was not registered")
     tool.parameters = JSON_SCHEMA_2020_12
@@ -296,7 +295,7 @@ def _add_resources(mcp: MCPServer[Any]) -> None:
         return base64.b64decode(PNG_B64)
 
     @mcp.resource("test://template/{id}/data", mime_type="application/json")
-    def template_data(id: str) -> str:  # noqa: A002 - the template variable is named id
+    def template_data(id: str) -> str:
         """A templated resource."""
         return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
 
@@ -318,7 +317,7 @@ def _add_prompts(mcp: MCPServer[Any]) -> None:
         return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
 
     @mcp.prompt()
-    def test_prompt_with_embedded_resource(resourceUri: str) -> list[Message]:  # noqa: N803
+    def test_prompt_with_embedded_resource(resourceUri: str) -> list[Message]:
         """A prompt embedding a resource."""
         resource = TextResourceContents(
             uri=resourceUri, mime_type="text/plain", text="Embedded resource content for testing."
@@ -336,18 +335,11 @@ def _add_prompts(mcp: MCPServer[Any]) -> None:
             UserMessage(content=_text("Please analyze the image above.")),
         ]
 
-    @mcp.completion()
-    async def complete(ref: Any, argument: Any, context: Any) -> Completion:
-        options = ["paris", "park", "party"]
-        prefix = str(getattr(argument, "value", "") or "")
-        values = [value for value in options if value.startswith(prefix)]
-        return Completion(values=values, total=len(values), has_more=False)
-
 
 def _add_handshake_handlers(mcp: MCPServer[Any]) -> None:
-    """Handshake-era methods ``MCPServer`` does not register itself."""
+    """Methods ``MCPServer`` does not register itself (subscribe, log level, completion)."""
     subscribed: set[str] = set()
-    lowlevel = mcp._lowlevel_server  # noqa: SLF001
+    lowlevel = mcp._lowlevel_server
 
     async def subscribe(ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
         subscribed.add(str(params.uri))
@@ -360,9 +352,17 @@ def _add_handshake_handlers(mcp: MCPServer[Any]) -> None:
     async def set_level(ctx: Any, params: SetLevelRequestParams) -> EmptyResult:
         return EmptyResult()
 
+    async def complete(ctx: Any, params: CompleteRequestParams) -> CompleteResult:
+        options = ["paris", "park", "party"]
+        values = [value for value in options if value.startswith(params.argument.value)]
+        return CompleteResult(
+            completion=Completion(values=values, total=len(values), has_more=False)
+        )
+
     lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
     lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
     lowlevel.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
+    lowlevel.add_request_handler("completion/complete", CompleteRequestParams, complete)
 
 
 def build_app() -> Starlette:

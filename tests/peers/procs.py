@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import os
 import socket
@@ -175,9 +176,7 @@ async def start_upstream(**flags: Any) -> AsyncIterator[Peer]:
 
 
 @contextlib.asynccontextmanager
-async def start_gateway(
-    upstream_url: str, *extra_args: str, log_path: Path
-) -> AsyncIterator[Peer]:
+async def start_gateway(upstream_url: str, *extra_args: str, log_path: Path) -> AsyncIterator[Peer]:
     """Run ``python -m gateway serve`` in front of ``upstream_url``; JSON log lines go to
     ``log_path``. Ready once ``GET /healthz`` answers 200."""
     port = free_port()
@@ -250,7 +249,7 @@ def read_log_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
-async def run_client(
+def client_args(
     url: str,
     mode: str,
     *,
@@ -262,10 +261,9 @@ async def run_client(
     list_all: bool = False,
     prompt: str | None = None,
     read: str | None = None,
-    timeout: float = CLIENT_TIMEOUT,
-) -> list[dict[str, Any]]:
-    """Run tests/peers/client.py once and return its event lines (see that module)."""
-    argv = [sys.executable, str(CLIENT), "--url", url, "--mode", mode, "--answer", answer]
+) -> list[str]:
+    """Command-line arguments of tests/peers/client.py for one run."""
+    argv = ["--url", url, "--mode", mode, "--answer", answer]
     argv += ["--args", json.dumps(dict(args or {}))]
     if tool is not None:
         argv += ["--tool", tool]
@@ -279,6 +277,15 @@ async def run_client(
         argv.append("--progress")
     if list_all:
         argv.append("--list")
+    return argv
+
+
+async def run_client(
+    url: str, mode: str, *, timeout: float = CLIENT_TIMEOUT, **options: Any
+) -> list[dict[str, Any]]:
+    """Run tests/peers/client.py once in its own process and return its event lines.
+    ``options`` are those of ``client_args``."""
+    argv = [sys.executable, str(CLIENT), *client_args(url, mode, **options)]
     process = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.DEVNULL,
@@ -291,9 +298,87 @@ async def run_client(
         out, err = await asyncio.wait_for(process.communicate(), timeout)
     except TimeoutError:
         await stop(process)
-        raise AssertionError(f"client timed out after {timeout} s: {argv[3:]}") from None
+        raise AssertionError(f"client timed out after {timeout} s: {argv[2:]}") from None
     if process.returncode != 0:
         raise AssertionError(
             f"client exited with {process.returncode}: {err.decode(errors='replace')[-3000:]}"
         )
     return [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+
+
+class ClientWorker:
+    """A long-lived ``client.py --serve`` process running one fresh SDK ``Client`` per ``run``
+    (concurrent runs allowed). Saves the SDK import (1-2 s of CPU) per client run."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self._ids = itertools.count(1)
+        self._lines: dict[int, list[dict[str, Any]]] = {}
+        self._done: dict[int, asyncio.Future[list[dict[str, Any]]]] = {}
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.process.stdout is not None
+        async for raw in self.process.stdout:
+            line = json.loads(raw)
+            run_id = line.pop("run")
+            if line["event"] == "done":
+                lines = self._lines.pop(run_id, [])
+                future = self._done.get(run_id)
+                if future is not None and not future.done():
+                    future.set_result(lines)
+            else:
+                self._lines.setdefault(run_id, []).append(line)
+        for future in self._done.values():
+            if not future.done():
+                future.set_exception(AssertionError("client worker exited"))
+
+    async def run(
+        self, url: str, mode: str, *, timeout: float = CLIENT_TIMEOUT, **options: Any
+    ) -> list[dict[str, Any]]:
+        """One client run (see ``client_args`` for ``options``); its event lines."""
+        assert self.process.stdin is not None
+        run_id = next(self._ids)
+        future: asyncio.Future[list[dict[str, Any]]] = asyncio.get_running_loop().create_future()
+        self._done[run_id] = future
+        command = {"run": run_id, "argv": client_args(url, mode, **options)}
+        self.process.stdin.write(json.dumps(command).encode() + b"\n")
+        await self.process.stdin.drain()
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            raise AssertionError(f"client run timed out after {timeout} s: {command}") from None
+        finally:
+            del self._done[run_id]
+
+    async def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            await asyncio.wait_for(self.process.wait(), STOP_TIMEOUT)
+        except TimeoutError:
+            await stop(self.process)
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+
+
+@contextlib.asynccontextmanager
+async def start_client_worker() -> AsyncIterator[ClientWorker]:
+    """A ``ClientWorker`` for the duration of the block."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(CLIENT),
+        "--serve",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=None,
+        cwd=ROOT,
+        env=peer_env(),
+        limit=2**22,
+    )
+    worker = ClientWorker(process)
+    try:
+        yield worker
+    finally:
+        await worker.close()

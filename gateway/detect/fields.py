@@ -1,0 +1,310 @@
+"""Form-mode detection: what a form elicitation asks for, and what its text hides.
+
+:func:`check_form` judges one ``elicitation/create`` form request (``params``) and returns findings:
+
+* **Field classification** (value-entry fields only — a string, or a number/integer without an
+  enum; booleans and enums can only *mention* a secret): ``secret-field`` (passwords, tokens, keys,
+  PINs, recovery codes, security-question answers with detail ``kba``), ``otp-field``,
+  ``payment-field`` (card number and expiry only with card context, CVC, card PIN, bank account),
+  all HIGH; ``sensitive-pii-field`` (SSN, passport, national ID, tax number) LOW. Signals: the
+  multilingual lexicon on the key, title and description; ``format: "password"``; ``writeOnly``;
+  HTML autocomplete tokens (``autocomplete``/``x-autocomplete``); a short digit ``pattern``
+  (``^[0-9]{4,8}$``) next to a code word; and the message — a *generic* field (``code``,
+  ``value``, ``answer``…) takes the category the message asks for.
+* **Text checks** on every user-visible string (message, property keys, titles, descriptions,
+  defaults, enum values, ``oneOf``/``anyOf`` titles and consts, …): links (``clickable-url``),
+  secret values (``secret-value``) and invisible characters (``invisible-chars``). A plain example
+  URL in the description/default/examples of a ``format: uri`` field is LOW instead of HIGH.
+
+:func:`check_text` runs the text checks on one string (the engine uses it for URL-mode messages).
+Findings never carry a value: paths, reason codes and value-free details only. Nothing here raises
+on odd shapes: anything that is not the expected type is skipped.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import re2
+
+from gateway.detect.config import FormConfig, Limits
+from gateway.detect.findings import Finding, Reason, Severity, json_path
+from gateway.detect.lexicon import Category, Hits, Lexicon, lexicon_for
+from gateway.detect.links import link_kinds
+from gateway.detect.normalize import has_invisible
+from gateway.detect.secrets import scan_secrets
+
+__all__ = ["check_form", "check_text"]
+
+_URI_FORMATS = frozenset({"uri", "url", "iri", "uri-reference", "iri-reference", "uri-template"})
+_EXAMPLE_KEYS = frozenset({"description", "default", "examples", "example"})
+_LOW_LINK_KINDS = frozenset({"scheme", "www", "bare-domain", "ip"})
+# Schema keywords whose string values a client does not show to the user.
+_HIDDEN_KEYS = frozenset(
+    {"type", "format", "pattern", "$schema", "$id", "$ref", "required", "contentEncoding",
+     "contentMediaType", "autocomplete", "x-autocomplete"}
+)  # fmt: skip
+_AUTOCOMPLETE = {
+    "current-password": "secret",
+    "new-password": "secret",
+    "one-time-code": "otp",
+    "cc-number": "card_number",
+    "cc-csc": "card_cvc",
+    "cc-exp": "card_expiry",
+    "cc-exp-month": "card_expiry",
+    "cc-exp-year": "card_expiry",
+}
+# A pattern that accepts only a short run of digits: ^[0-9]{6}$, ^\d{4,8}$, \d{3,4}, [0-9]+ …
+_SHORT_DIGITS = re2.compile(r"^\^?(?:\\d|\[0-9\]|\[\\d\])(?:\{[0-9]{1,2}(?:,[0-9]{0,2})?\}|\+)\$?$")
+_DIGIT_COUNT = re2.compile(r"\{([0-9]{1,2})")
+_CACHE_TEXT_MAX = 1024
+
+
+@functools.lru_cache(maxsize=8192)
+def _cached_facts(text: str, decode_depth: int) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    return _facts(text, decode_depth)
+
+
+def _facts(text: str, decode_depth: int) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    """(link kinds, secret rule ids, has invisible characters) of one string."""
+    secrets = tuple(f.detail for f in scan_secrets(text, "", decode_depth=decode_depth))
+    return tuple(link_kinds(text)), secrets, has_invisible(text)
+
+
+def _text_findings(text: str, path: str, limits: Limits, *, uri_example: bool) -> list[Finding]:
+    if len(text) <= _CACHE_TEXT_MAX:
+        kinds, secrets, invisible = _cached_facts(text, limits.decode_depth)
+    else:
+        kinds, secrets, invisible = _facts(text, limits.decode_depth)
+    out = [
+        Finding(
+            Reason.CLICKABLE_URL,
+            path,
+            Severity.LOW if uri_example and kind in _LOW_LINK_KINDS else Severity.HIGH,
+            kind,
+        )
+        for kind in kinds
+    ]
+    out.extend(Finding(Reason.SECRET_VALUE, path, Severity.HIGH, rule) for rule in secrets)
+    if invisible:
+        out.append(Finding(Reason.INVISIBLE_CHARS, path, Severity.HIGH))
+    return out
+
+
+def check_text(text: str, path: str, limits: Limits) -> list[Finding]:
+    """Links, secret values and invisible characters in one user-visible string."""
+    raw: object = text  # callers are typed, but the input is hostile: never raise
+    if not isinstance(raw, str):
+        return []
+    return _text_findings(text, path, limits, uri_example=False)
+
+
+def _visible_strings(
+    node: object, parts: tuple[str | int, ...], depth: int, limits: Limits
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Every string a client may display under ``node``, with its path parts."""
+    if depth > limits.max_depth:
+        return
+    if isinstance(node, str):
+        yield parts, node
+    elif isinstance(node, Mapping):
+        for key, value in node.items():
+            if isinstance(key, str) and key not in _HIDDEN_KEYS:
+                yield from _visible_strings(value, (*parts, key), depth + 1, limits)
+    elif isinstance(node, list):
+        for i, item in enumerate(node[: max(limits.max_enum, 1)]):
+            yield from _visible_strings(item, (*parts, i), depth + 1, limits)
+
+
+def _types(spec: Mapping[str, Any]) -> set[str]:
+    t = spec.get("type")
+    if isinstance(t, str):
+        return {t}
+    if isinstance(t, list):
+        return {x for x in t if isinstance(x, str)}
+    return set()
+
+
+def _is_value_entry(spec: Mapping[str, Any]) -> bool:
+    """Can the user type a free value here (and so be asked for a secret)?"""
+    if any(k in spec for k in ("enum", "oneOf", "anyOf", "const", "enumNames")):
+        return False
+    types = _types(spec)
+    if not types:
+        return True  # no declared type: assume the worst
+    if types & {"string", "number", "integer"}:
+        return True
+    if "array" in types:
+        items = spec.get("items")
+        return not (isinstance(items, Mapping) and not _is_value_entry(items))
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    key: str
+    spec: Mapping[str, Any]
+    value_entry: bool
+    hits: tuple[Hits, ...]  # key, title, description
+    name_hits: tuple[Hits, ...]  # key, title
+
+    @property
+    def allowed(self) -> bool:
+        return any(h.allowed for h in self.hits)
+
+    @property
+    def cardish(self) -> bool:
+        return any(h.card_context for h in self.hits) or any(
+            "card_number" in h.gated or "card_expiry" in h.gated for h in self.hits
+        )
+
+    @property
+    def generic(self) -> bool:
+        return all(h.generic for h in self.name_hits)
+
+
+def _field(key: str, spec: Mapping[str, Any], lex: Lexicon) -> _Field:
+    title, desc = spec.get("title"), spec.get("description")
+    name_hits = (lex.scan(key),) + ((lex.scan(title),) if isinstance(title, str) else ())
+    desc_hits = (lex.scan(desc),) if isinstance(desc, str) else ()
+    return _Field(key, spec, _is_value_entry(spec), name_hits + desc_hits, name_hits)
+
+
+def _structural(spec: Mapping[str, Any], key: str) -> str | None:
+    """Category named by the schema itself: autocomplete tokens, format password, writeOnly."""
+    for token in (spec.get("autocomplete"), spec.get("x-autocomplete"), key):
+        if isinstance(token, str):
+            for part in token.strip().lower().replace("_", "-").split():
+                if part in _AUTOCOMPLETE:
+                    return _AUTOCOMPLETE[part]
+    fmt = spec.get("format")
+    if isinstance(fmt, str) and fmt.strip().lower() in ("password", "secret"):
+        return "secret"
+    if spec.get("writeOnly") is True:
+        return "secret"
+    return None
+
+
+def _short_digits(spec: Mapping[str, Any]) -> int | None:
+    """Digit count (or 0 when open-ended) if ``pattern`` accepts only a short run of digits."""
+    pattern = spec.get("pattern")
+    if not isinstance(pattern, str) or len(pattern) > 64 or not _SHORT_DIGITS.search(pattern):
+        return None
+    m = _DIGIT_COUNT.search(pattern)
+    return int(m.group(1)) if m else 0
+
+
+def _pick(lex: Lexicon, names: set[str]) -> Category | None:
+    return next((c for c in lex.categories if c.name in names), None)
+
+
+def _classify(
+    f: _Field, lex: Lexicon, *, card_ok: bool, message: Category | None
+) -> tuple[Category, str] | None:
+    """The category of one value-entry field and a value-free detail label."""
+    names: set[str] = set()
+    for h in f.hits:
+        names |= h.strong | (h.gated if card_ok else frozenset())
+    found = _pick(lex, names)
+    structural = _structural(f.spec, f.key)
+    if structural is not None and (found is None or found.severity < Severity.HIGH):
+        return lex.category(structural), _structural_detail(f.spec, f.key)
+    if found is not None:
+        return found, found.detail
+    if message is not None and f.generic:
+        return message, message.detail
+    digits = _short_digits(f.spec)
+    if digits is not None and any(h.code_word and "otp" not in h.negated for h in f.hits):
+        if card_ok and digits in (3, 4) and any(h.card_context for h in f.hits):
+            return lex.category("card_cvc"), "digit-pattern"
+        return lex.category("otp"), "digit-pattern"
+    return None
+
+
+def _structural_detail(spec: Mapping[str, Any], key: str) -> str:
+    fmt = spec.get("format")
+    if isinstance(fmt, str) and fmt.strip().lower() in ("password", "secret"):
+        return "format-password"
+    if spec.get("writeOnly") is True and not _autocomplete_named(spec, key):
+        return "write-only"
+    return "autocomplete"
+
+
+def _autocomplete_named(spec: Mapping[str, Any], key: str) -> bool:
+    tokens = (spec.get("autocomplete"), spec.get("x-autocomplete"), key)
+    return any(
+        isinstance(t, str) and any(p in _AUTOCOMPLETE for p in t.lower().replace("_", "-").split())
+        for t in tokens
+    )
+
+
+def _message_category(hits: Hits, lex: Lexicon, cfg: FormConfig) -> Category | None:
+    card_ok = hits.card_context or not cfg.card_context_required
+    return _pick(lex, set(hits.strong | (hits.gated if card_ok else frozenset())))
+
+
+def _field_findings(
+    props: Mapping[Any, Any], message: str | None, cfg: FormConfig
+) -> list[Finding]:
+    lex = lexicon_for(cfg)
+    msg_hits = lex.scan(message) if message else Hits()
+    msg_category = None if msg_hits.allowed else _message_category(msg_hits, lex, cfg)
+    fields = [
+        _field(key, spec, lex)
+        for key, spec in props.items()
+        if isinstance(key, str) and isinstance(spec, Mapping)
+    ]
+    cardish = [f.cardish for f in fields]
+    out: list[Finding] = []
+    for i, f in enumerate(fields):
+        if not f.value_entry or f.allowed:
+            continue
+        others = any(c for j, c in enumerate(cardish) if j != i)
+        card_ok = not cfg.card_context_required or msg_hits.card_context or others
+        result = _classify(f, lex, card_ok=card_ok, message=msg_category)
+        if result is not None:
+            category, detail = result
+            path = json_path("requestedSchema", "properties", f.key)
+            out.append(Finding(category.reason, path, category.severity, detail))
+    return out
+
+
+def _property_text_findings(key: str, spec: object, limits: Limits) -> list[Finding]:
+    base = ("requestedSchema", "properties", key)
+    out = _text_findings(key, json_path(*base), limits, uri_example=False)
+    if not isinstance(spec, Mapping):
+        return out
+    fmt = spec.get("format")
+    uri_field = isinstance(fmt, str) and fmt.strip().lower() in _URI_FORMATS
+    for parts, text in _visible_strings(spec, base, 3, limits):
+        example = uri_field and len(parts) > 3 and parts[3] in _EXAMPLE_KEYS
+        out.extend(_text_findings(text, json_path(*parts), limits, uri_example=example))
+    return out
+
+
+def check_form(params: Mapping[str, Any], cfg: FormConfig, limits: Limits) -> list[Finding]:
+    """All form-mode findings for one elicitation ``params`` (see the module docstring)."""
+    raw: object = params  # the engine validated the envelope, but never raise on odd shapes
+    if not isinstance(raw, Mapping):
+        return []
+    out: list[Finding] = []
+    message = params.get("message")
+    message = message if isinstance(message, str) else None
+    if message is not None:
+        out.extend(_text_findings(message, "$.message", limits, uri_example=False))
+    schema = params.get("requestedSchema")
+    if isinstance(schema, Mapping):
+        for key, value in schema.items():
+            if isinstance(key, str) and key not in ("properties", *_HIDDEN_KEYS):
+                for parts, text in _visible_strings(value, ("requestedSchema", key), 2, limits):
+                    out.extend(_text_findings(text, json_path(*parts), limits, uri_example=False))
+        props = schema.get("properties")
+        if isinstance(props, Mapping):
+            for key, spec in props.items():
+                if isinstance(key, str):
+                    out.extend(_property_text_findings(key, spec, limits))
+            out.extend(_field_findings(props, message, cfg))
+    return list(dict.fromkeys(out))

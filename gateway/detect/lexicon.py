@@ -1,0 +1,282 @@
+"""The multilingual form-field lexicon (``gateway/data/lexicon.yaml``), compiled for matching.
+
+A :class:`Lexicon` answers one question about one piece of text (a property key, a title, a
+description, the message): which field categories does it name? Terms and text are normalised with
+the same functions (:func:`gateway.detect.normalize.words`), so homoglyphs, fullwidth letters,
+letter spacing and camelCase all meet the same vocabulary.
+
+Matching per text (a "unit"):
+
+* whole-word terms and phrases on the word tokens; a phrase also matches written as one word
+  (``api key`` ~ ``apikey``) and adjacent tokens are tried joined (``pass word`` ~ ``password``);
+* stems as substrings of the space-joined tokens (compounds, inflections, CJK without spaces);
+* a category is cancelled in that unit when one of its negative terms is present there;
+* gated terms (generic card words) are reported separately: the caller decides on card context.
+
+The base lexicon is loaded once (lazily); per-:class:`FormConfig` variants (operator extra and
+allow terms) are cached.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import re2
+import yaml
+
+from gateway.detect.config import FormConfig
+from gateway.detect.findings import Reason, Severity
+from gateway.detect.normalize import words
+
+__all__ = ["Category", "Hits", "Lexicon", "base_lexicon", "lexicon_for"]
+
+_MAX_PHRASE = 6
+_CACHE_TEXT_MAX = 256
+_MAX_SCAN_CHARS = 65_536
+
+
+@dataclass(frozen=True, slots=True)
+class Category:
+    """One field category, in priority order (``Lexicon.categories``)."""
+
+    name: str
+    reason: Reason
+    detail: str
+    severity: Severity
+
+
+@dataclass(frozen=True, slots=True)
+class Hits:
+    """What one text names. ``strong``/``gated`` hold category names with no negative present."""
+
+    strong: frozenset[str] = frozenset()
+    gated: frozenset[str] = frozenset()
+    card_context: bool = False
+    generic: bool = False
+    code_word: bool = False
+    allowed: bool = False
+    negated: frozenset[str] = frozenset()  # categories with a negative term in this text
+
+
+def _no_space_script(term: str) -> bool:
+    """Terms in scripts written without spaces (Han, kana) can only be matched as substrings."""
+    return any(
+        0x3040 <= ord(c) <= 0x30FF or 0x3400 <= ord(c) <= 0x9FFF or 0xF900 <= ord(c) <= 0xFAFF
+        for c in term
+    )
+
+
+def _norm(term: str) -> tuple[str, ...]:
+    return tuple(words(term))
+
+
+# A key names one bag of terms: (category or pseudo-category name, kind).
+_STRONG, _GATED, _NEGATIVE = 0, 1, 2
+_Key = tuple[str, int]
+_CARD_CONTEXT: _Key = ("@card_context", _STRONG)
+_ALLOW: _Key = ("@allow", _STRONG)
+_CODE_WORD: _Key = ("@code_word", _STRONG)
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    tokens: list[str]
+    grams: set[str]  # tokens plus adjacent tokens joined
+    text: str  # tokens joined by single spaces
+
+
+def _unit(text: str) -> _Unit:
+    # Field names, titles and messages are short; the envelope caps params at Limits.max_bytes
+    # (64 KiB by default). Past that, a keyword can only hide in text that is rejected anyway.
+    toks = words(text[:_MAX_SCAN_CHARS])
+    grams = set(toks)
+    grams.update([a + b for a, b in itertools.pairwise(toks)])
+    grams.update([a + b + c for a, b, c in zip(toks, toks[1:], toks[2:], strict=False)])
+    return _Unit(toks, grams, " ".join(toks))
+
+
+@dataclass(slots=True)
+class _Index:
+    """Every term of every bag in one index: one pass over a text finds all bags it hits."""
+
+    singles: dict[str, set[_Key]] = field(default_factory=dict)
+    phrases: dict[str, list[tuple[tuple[str, ...], _Key]]] = field(default_factory=dict)
+    stems: dict[_Key, set[str]] = field(default_factory=dict)
+    stem_any: Any = None
+    stem_res: dict[_Key, Any] = field(default_factory=dict)
+
+    def add_term(self, key: _Key, term: str) -> None:
+        toks = _norm(term)
+        if not toks:
+            return
+        if _no_space_script(term):
+            self.stems.setdefault(key, set()).add(" ".join(toks))
+            return
+        self.singles.setdefault("".join(toks), set()).add(key)
+        if 1 < len(toks) <= _MAX_PHRASE:
+            self.phrases.setdefault(toks[0], []).append((toks, key))
+
+    def add_stem(self, key: _Key, stem: str) -> None:
+        toks = _norm(stem)
+        if toks:
+            self.stems.setdefault(key, set()).add(" ".join(toks))
+
+    def fill(self, key: _Key, terms: Iterable[Any], stems: Iterable[Any]) -> None:
+        for term in terms:
+            self.add_term(key, str(term))
+        for stem in stems:
+            self.add_stem(key, str(stem))
+
+    def compile(self) -> None:
+        def alternation(items: Iterable[str]) -> Any:
+            alts = sorted(set(items), key=len, reverse=True)
+            return re2.compile("|".join(re2.escape(s) for s in alts))
+
+        self.stem_res = {key: alternation(stems) for key, stems in self.stems.items() if stems}
+        if self.stem_res:
+            self.stem_any = alternation(s for stems in self.stems.values() for s in stems)
+
+    def has(self, key: _Key) -> bool:
+        return key in self.stems or any(key in keys for keys in self.singles.values())
+
+    def hits(self, unit: _Unit) -> set[_Key]:
+        out: set[_Key] = set()
+        singles = self.singles
+        for gram in unit.grams:
+            keys = singles.get(gram)
+            if keys:
+                out |= keys
+        toks = unit.tokens
+        for i, tok in enumerate(toks):
+            for phrase, key in self.phrases.get(tok, ()):
+                if key not in out and tuple(toks[i : i + len(phrase)]) == phrase:
+                    out.add(key)
+        if self.stem_any is not None and self.stem_any.search(unit.text) is not None:
+            out.update(
+                key
+                for key, rx in self.stem_res.items()
+                if key not in out and rx.search(unit.text) is not None
+            )
+        return out
+
+
+class Lexicon:
+    """Compiled lexicon; build with :func:`base_lexicon` or :func:`lexicon_for`."""
+
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        *,
+        extra: Mapping[str, Iterable[str]] | None = None,
+        allow: Iterable[str] = (),
+    ) -> None:
+        shared = {
+            name: (list(spec.get("terms", ())), list(spec.get("stems", ())))
+            for name, spec in data.get("negative_sets", {}).items()
+        }
+        index = _Index()
+        categories = []
+        for name, spec in data["categories"].items():
+            categories.append(_category(name, spec))
+            index.fill((name, _STRONG), spec.get("terms", ()), spec.get("stems", ()))
+            index.fill((name, _GATED), spec.get("gated_terms", ()), spec.get("gated_stems", ()))
+            neg = spec.get("negative") or {}
+            index.fill((name, _NEGATIVE), neg.get("terms", ()), neg.get("stems", ()))
+            for set_name in spec.get("negative_sets") or ():
+                index.fill((name, _NEGATIVE), *shared[set_name])
+            index.fill((name, _STRONG), (extra or {}).get(name, ()), ())
+        ctx = data["card_context"]
+        index.fill(_CARD_CONTEXT, ctx.get("terms", ()), ctx.get("stems", ()))
+        index.fill(_ALLOW, allow, ())
+        index.fill(_CODE_WORD, data["code_words"], ())
+        index.compile()
+        self._index = index
+        self.categories: tuple[Category, ...] = tuple(categories)
+        self._by_name = {c.name: c for c in self.categories}
+        self._payment = frozenset(c.name for c in categories if c.reason is Reason.PAYMENT_FIELD)
+        self._generic = frozenset(t for term in data["generic_fields"] for t in _norm(str(term)))
+        # Servers send the same schemas again and again: short texts (keys, titles) are cached.
+        self._cached_scan = functools.lru_cache(maxsize=4096)(self._scan)
+
+    def category(self, name: str) -> Category:
+        return self._by_name[name]
+
+    def scan(self, text: str) -> Hits:
+        """Categories named by ``text`` (negatives applied), card context and genericity."""
+        if len(text) <= _CACHE_TEXT_MAX:
+            return self._cached_scan(text)
+        return self._scan(text)
+
+    def _scan(self, text: str) -> Hits:
+        unit = _unit(text)
+        if not unit.tokens:
+            return Hits(generic=True)
+        found = self._index.hits(unit)
+        if _ALLOW in found:
+            return Hits(allowed=True)
+        strong: set[str] = set()
+        gated: set[str] = set()
+        negated: set[str] = set()
+        for cat in self.categories:
+            if (cat.name, _NEGATIVE) in found:
+                negated.add(cat.name)
+                continue
+            if (cat.name, _STRONG) in found:
+                strong.add(cat.name)
+            elif (cat.name, _GATED) in found:
+                gated.add(cat.name)
+        return Hits(
+            strong=frozenset(strong),
+            gated=frozenset(gated),
+            card_context=_CARD_CONTEXT in found or not self._payment.isdisjoint(strong),
+            generic=all(t in self._generic or t.isdigit() for t in unit.tokens),
+            code_word=_CODE_WORD in found,
+            negated=frozenset(negated),
+        )
+
+
+def _category(name: str, spec: Mapping[str, Any]) -> Category:
+    return Category(
+        name=name,
+        reason=Reason(spec["reason"]),
+        detail=str(spec.get("detail", name)),
+        severity=Severity.LOW if spec.get("severity") == "low" else Severity.HIGH,
+    )
+
+
+@functools.cache
+def _data() -> Mapping[str, Any]:
+    raw = resources.files("gateway").joinpath("data/lexicon.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(raw)
+    if not isinstance(data, dict) or "categories" not in data:
+        raise ValueError("lexicon.yaml: missing 'categories'")
+    return data
+
+
+@functools.cache
+def base_lexicon() -> Lexicon:
+    """The bundled lexicon, compiled once."""
+    return Lexicon(_data())
+
+
+@functools.lru_cache(maxsize=32)
+def lexicon_for(cfg: FormConfig) -> Lexicon:
+    """The bundled lexicon plus the operator's extra terms and allow terms from ``cfg``."""
+    if not (
+        cfg.extra_secret_terms
+        or cfg.extra_payment_terms
+        or cfg.extra_sensitive_pii_terms
+        or cfg.allow_terms
+    ):
+        return base_lexicon()
+    extra = {
+        "secret": sorted(cfg.extra_secret_terms),
+        "card_number": sorted(cfg.extra_payment_terms),
+        "sensitive_pii": sorted(cfg.extra_sensitive_pii_terms),
+    }
+    return Lexicon(_data(), extra=extra, allow=sorted(cfg.allow_terms))
