@@ -112,6 +112,11 @@ class DemoCard(BaseModel):
     expiry: str = Field(title="Expiry (MM/YY)")
 
 
+class DemoTaxId(BaseModel):
+    full_name: str = Field(title="Full name")
+    ssn: str = Field(title="Social Security number", description="For the tax form")
+
+
 class DemoHiddenLink(BaseModel):
     confirm: bool = Field(
         title="Confirm",
@@ -407,6 +412,28 @@ def _add_demo_tools(mcp: MCPServer[Any]) -> None:
             message="Connect your Example account",
             url="https://example.com/connect?email=ada@example.org",
             state="demo_email_in_url",
+        )
+
+    @mcp.tool()
+    async def demo_tax_id(ctx: Context[Any, Any]) -> ToolResult:
+        """A form asking for a Social Security number (a high-risk identifier: warned)."""
+        return await ask_form_era(
+            ctx,
+            key="tax",
+            message="We need your tax details for the invoice",
+            schema=DemoTaxId,
+            state="demo_tax_id",
+        )
+
+    @mcp.tool()
+    async def demo_idn(ctx: Context[Any, Any]) -> ToolResult:
+        """URL mode to a legitimate internationalised domain (warned, as the spec asks)."""
+        return await ask_url_era(
+            ctx,
+            key="shop",
+            message="Open the book shop",
+            url="https://b\u00fccher.de/",
+            state="demo_idn",
         )
 
     @mcp.tool()
