@@ -50,6 +50,9 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--server", default=None, help="upstream name for per-server overrides")
 
+    demo = sub.add_parser("demo", help="show the gateway at work on benign and phishing requests")
+    demo.add_argument("--policy", default="policies/default.yaml", help="policy YAML file")
+
     validate = sub.add_parser("validate-policy", help="validate a policy file")
     validate.add_argument("file", help="policy YAML file")
     return parser
@@ -72,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             stdout=sys.stdout,
             stderr=sys.stderr,
         )
+    if args.command == "demo":
+        from gateway.demo.run import run_demo  # noqa: PLC0415
+
+        return run_demo(args.policy, sys.stdout)
     if args.command == "validate-policy":
         from gateway.check import run_validate  # noqa: PLC0415
 
