@@ -15,11 +15,11 @@ the peer as another). It rejects, with a stable kebab-case ``JSONParseError.reas
 ``too-deep``                arrays/objects nested deeper than ``max_depth``
 ==========================  ==================================================================
 
-The fast path is one ``json.loads`` with a duplicate-key hook; the rarer checks run only when a
-cheap byte-level scan says they could matter (a ``\\u`` escape in the surrogate range, a run of
-20+ digits or a 3-digit exponent, more brackets than ``max_depth``). Input nested deeper than the
-interpreter's recursion limit stops ``json.loads`` early with a RecursionError, reported as
-``too-deep``.
+The fast path is one ``json.loads`` with a duplicate-key hook (float literals, rare in MCP, are
+always checked); the other checks run only when a cheap byte-level scan says they could matter (a
+``\\u`` escape in the surrogate range, a run of 20+ digits, more brackets than ``max_depth``).
+Input nested deeper than the interpreter's recursion limit stops ``json.loads`` early with a
+RecursionError, reported as ``too-deep``.
 
 ``classify`` then checks the JSON-RPC 2.0 envelope and tells requests, notifications, responses
 and errors apart. Error messages name the rule that failed, never a value from the message.
@@ -48,15 +48,11 @@ __all__ = [
 
 _INT_LIMIT: Final = 2**64
 _MAX_INT_DIGITS: Final = 20  # 2**64 has 20 digits: shorter literals are always in range
-# Could a literal be out of range? (20+ digits, or an exponent of 3+ digits.) Also matches inside
-# strings: that only costs a slower second parse.
-# Digits -> "0", e/E -> "e", +/- -> "+", the rest -> " "; then three substring searches (memchr
-# speed, unlike a regex character class).
-_NUMBER_SHAPE: Final = bytes.maketrans(
-    b"0123456789eE+-" + bytes(b for b in range(256) if b not in b"0123456789eE+-"),
-    b"0000000000ee++" + b" " * (256 - 14),
-)
-_BIG_NUMBER_SHAPES: Final = (b"0" * _MAX_INT_DIGITS, b"e000", b"e+000")
+# Could an integer literal be out of range? (A run of 20+ digits, found by mapping every digit to
+# "0" and searching: memchr speed, unlike a regex character class. Runs inside strings only cost
+# a slower second parse.)
+_DIGITS_AS_ZERO: Final = bytes.maketrans(b"0123456789", b"0" * 10)
+_LONG_DIGIT_RUN: Final = b"0" * _MAX_INT_DIGITS
 # Could a string hold a surrogate? (A \u escape of D800-DFFF, paired or not.)
 _SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -115,7 +111,11 @@ def _checked_float(literal: str) -> float:
     return value
 
 
-_FAST: Final = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_reject_constant)
+# Float literals are few in MCP traffic, so every one is checked (1e999 parses as inf); integer
+# literals are many, so they are checked only when a long digit run exists.
+_FAST: Final = json.JSONDecoder(
+    object_pairs_hook=_unique_keys, parse_constant=_reject_constant, parse_float=_checked_float
+)
 _CHECKED: Final = json.JSONDecoder(
     object_pairs_hook=_unique_keys,
     parse_constant=_reject_constant,
@@ -144,7 +144,7 @@ def parse_json(data: bytes | str, *, max_bytes: int, max_depth: int = 64) -> JSO
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise JSONParseError("invalid-utf8", position=exc.start) from None
-    decoder = _CHECKED if _may_have_big_number(raw) else _FAST
+    decoder = _CHECKED if _LONG_DIGIT_RUN in raw.translate(_DIGITS_AS_ZERO) else _FAST
     value = _decode(decoder, text)
     if raw.count(b"[") + raw.count(b"{") > max_depth and _too_deep(raw, max_depth):
         raise JSONParseError("too-deep")
@@ -164,12 +164,6 @@ def _decode(decoder: json.JSONDecoder, text: str) -> JSONValue:
         raise JSONParseError("too-deep") from None
 
 
-def _may_have_big_number(raw: bytes) -> bool:
-    """Could ``raw`` hold an integer >= 2**64 or a float literal that overflows to infinity?"""
-    shape = raw.translate(_NUMBER_SHAPE)
-    return any(pattern in shape for pattern in _BIG_NUMBER_SHAPES)
-
-
 def _too_deep(raw: bytes, max_depth: int) -> bool:
     """Is a *valid* JSON text nested deeper than ``max_depth``? At C speed, no per-byte Python.
 
@@ -180,7 +174,9 @@ def _too_deep(raw: bytes, max_depth: int) -> bool:
     them). Each ``replace(b"[]", b"")`` pass then removes every leaf container, lowering the depth
     by exactly one.
     """
-    skeleton = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    skeleton = raw
+    if b"\\" in skeleton:
+        skeleton = skeleton.replace(b"\\\\", b"").replace(b'\\"', b"")
     skeleton = skeleton.translate(_OBJECT_AS_ARRAY, _NOT_STRUCTURAL).replace(b'""', b"")
     if b'"' in skeleton:
         skeleton = _STRING_BODY.sub(b"", skeleton)

@@ -221,10 +221,14 @@ class SSEDecoder:
         elif name == "id":
             if "\0" not in value:
                 self._id = value
-        elif name == "retry":
+        elif (
+            name == "retry"
+            and value.isascii()
+            and value.isdigit()
+            and len(value) <= _MAX_RETRY_DIGITS
+        ):
             # Anything but ASCII digits is ignored (the previous value stands), as in the spec.
-            if value.isascii() and value.isdigit() and len(value) <= _MAX_RETRY_DIGITS:
-                self._retry = int(value)
+            self._retry = int(value)
 
 
 def encode_event(

@@ -75,7 +75,8 @@ def test_check_bare_wrapped_invalid_and_blank_lines() -> None:
         "findings": [{"reason": "malformed", "path": "$"}],
     }
     assert out[3]["action"] == "allow"
-    assert out[4]["id"] == 7 and out[4]["action"] == "allow"  # {"params": …} only: line 7
+    assert out[4]["id"] == 7
+    assert out[4]["action"] == "allow"
 
 
 def test_bare_params_with_params_key_is_not_a_wrapper() -> None:
@@ -87,7 +88,8 @@ def test_bare_params_with_params_key_is_not_a_wrapper() -> None:
 
 def test_capabilities_flag() -> None:
     out = _check([json.dumps(URL_OK)], "--capabilities", "form")
-    assert out[0]["action"] == "block" and out[0]["reasons"] == ["mode-not-declared"]
+    assert out[0]["action"] == "block"
+    assert out[0]["reasons"] == ["mode-not-declared"]
     out = _check([json.dumps(FORM_OK)], "--capabilities", "none")
     assert out[0]["reasons"] == ["mode-not-declared"]
     out = _check([json.dumps(FORM_OK)], "--capabilities", "")
@@ -119,7 +121,8 @@ def test_check_bad_policy_exit_2(tmp_path: Path) -> None:
     bad.write_text("version: 1\nurl:\n  schemes: [https, 9]\n")
     proc = _run(["check", "--policy", str(bad)], json.dumps(FORM_OK))
     assert proc.returncode == 2
-    assert str(bad) in proc.stderr and "url.schemes[1]" in proc.stderr
+    assert str(bad) in proc.stderr
+    assert "url.schemes[1]" in proc.stderr
     assert proc.stdout == ""
 
 
@@ -143,3 +146,56 @@ def test_validate_missing_file(tmp_path: Path) -> None:
     proc = _run(["validate-policy", str(tmp_path / "missing.yaml")])
     assert proc.returncode == 2
     assert "cannot read" in proc.stderr
+
+
+def test_check_matches_the_engine_on_the_corpus(tmp_path: Path) -> None:
+    """The CLI and the in-process engine agree on every corpus case (one subprocess). The time
+    budget is raised so that a loaded machine cannot fail one side closed and not the other."""
+    from gateway.check import parse_capabilities
+    from gateway.policy.engine import evaluate
+    from gateway.policy.loader import load_policy
+
+    corpus = ROOT / "tests" / "corpus" / "elicitations.jsonl"
+    cases = [json.loads(line) for line in corpus.read_text(encoding="utf-8").splitlines()]
+    cases = [c for c in cases if isinstance(c["params"], dict)]
+    lines = [
+        json.dumps(
+            {
+                "id": c["id"],
+                "params": c["params"],
+                "capabilities": c.get("capabilities", "form,url"),
+            }
+        )
+        for c in cases
+    ]
+    text = Path(DEFAULT).read_text(encoding="utf-8")
+    relaxed = tmp_path / "default-relaxed.yaml"
+    relaxed.write_text(text.replace("time_budget_ms: 50\n", "time_budget_ms: 5000\n"))
+    proc = _run(["check", "--policy", str(relaxed)], "\n".join(lines) + "\n")
+    assert proc.returncode == 0, proc.stderr
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["id"] for r in out] == [c["id"] for c in cases]
+    policy = load_policy(relaxed)
+    for case, result in zip(cases, out, strict=True):
+        modes = parse_capabilities(case.get("capabilities", "form,url"))
+        decision = evaluate(case["params"], modes=modes, server=None, policy=policy)
+        assert result["action"] == decision.action.value, case["id"]
+        assert result["reasons"] == decision.reasons, case["id"]
+
+
+def test_hostile_lines_never_stop_the_run() -> None:
+    lines = [
+        "[" * 100_000 + "]" * 100_000,  # too deep for the JSON parser
+        json.dumps({"message": "x" * 200_000}),  # larger than max_bytes
+        "NaN",
+        json.dumps({"id": [1], "params": URL_OK, "capabilities": 5}),
+        json.dumps(FORM_OK),
+    ]
+    out = _check(lines)
+    assert [(r["id"], r["action"], r["reasons"]) for r in out] == [
+        (1, "block", ["malformed"]),
+        (2, "block", ["oversize"]),
+        (3, "block", ["malformed"]),
+        ([1], "block", ["malformed"]),
+        (5, "allow", []),
+    ]

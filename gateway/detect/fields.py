@@ -157,9 +157,8 @@ class _Field:
 
     @property
     def cardish(self) -> bool:
-        return any(h.card_context for h in self.hits) or any(
-            "card_number" in h.gated or "card_expiry" in h.gated for h in self.hits
-        )
+        """Does this field make its siblings card fields (payment words, a named card number)?"""
+        return any(h.card_context for h in self.hits)
 
     @property
     def generic(self) -> bool:

@@ -233,7 +233,8 @@ class Lexicon:
         return Hits(
             strong=frozenset(strong),
             gated=frozenset(gated),
-            card_context=_CARD_CONTEXT in found or not self._payment.isdisjoint(strong),
+            card_context=(_CARD_CONTEXT in found and "card_number" not in negated)
+            or not self._payment.isdisjoint(strong),
             generic=all(t in self._generic or t.isdigit() for t in unit.tokens),
             code_word=_CODE_WORD in found,
             negated=frozenset(negated),

@@ -146,7 +146,9 @@ def _lookalike_table() -> dict[int, str]:
         for ch in chars:
             # A pair ("Оо") maps each case to the same case, so camelCase survives the mapping.
             paired = len(chars) > 1
-            table[ord(ch)] = (ascii_.lower() if ch.islower() else ascii_.upper()) if paired else ascii_
+            table[ord(ch)] = (
+                (ascii_.lower() if ch.islower() else ascii_.upper()) if paired else ascii_
+            )
     return table
 
 
@@ -185,7 +187,22 @@ _SPLIT_RE = re.compile(
     r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])"
 )
 _NEEDS_SPLIT_RE = re.compile(r"[A-Z0-9]")
-_TOKEN_RE = re.compile(r"[^\W_]+")
+
+
+def _mark_class() -> str:
+    """Combining marks (Mn, Mc): vowel signs of Indic scripts, Arabic harakat, kana voicing marks.
+    ``\\w`` leaves them out, which would cut "पासवर्ड" into pieces."""
+    blocks = ((0x0300, 0x3100), (0xA800, 0xAC00), (0xFB1E, 0xFE30), (0x10000, 0x11FFF))
+    marks = [
+        chr(cp)
+        for lo, hi in blocks
+        for cp in range(lo, hi)
+        if unicodedata.category(chr(cp)) in ("Mn", "Mc")
+    ]
+    return "".join(marks)
+
+
+_TOKEN_RE = re.compile(f"(?:[^\\W_]|[{_mark_class()}])+")
 # Three or more single letters/digits separated by the same short gap: "p a s s", "p.a.s.s".
 # Linear: a run can only start after a non-alphanumeric character, every element checks that it
 # is a single character, and the possessive repetition never backtracks.

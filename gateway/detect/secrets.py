@@ -9,7 +9,7 @@ How a text is scanned:
 
 1. invisible characters are removed and non-ASCII text NFKC-normalised (a fullwidth or
    zero-width-split token is still a token);
-2. one RE2 keyword scan picks the rules worth running (gitleaks' keyword prefilter);
+2. a keyword prefilter picks the rules worth running (gitleaks' idea; plain substring tests);
 3. each selected rule runs its RE2 pattern; some add an entropy floor or a structural validator
    (a JWT's header and payload must decode to JSON objects);
 4. the same happens on bounded decodings of the text (``decode_layers``): a finding there has
@@ -227,34 +227,31 @@ class _Compiled:
     regex: re2._Regexp
 
 
-def _compile() -> tuple[tuple[_Compiled, ...], dict[str, tuple[int, ...]], re2._Regexp]:
+def _compile() -> tuple[tuple[_Compiled, ...], dict[str, tuple[int, ...]]]:
     compiled = tuple(_Compiled(r, re2.compile(r.pattern)) for r in RULES)
     by_kw: dict[str, list[int]] = {}
     for i, rule in enumerate(RULES):
         for kw in rule.keywords:
             by_kw.setdefault(kw, []).append(i)
-    alts = sorted(by_kw, key=len, reverse=True)
-    prefilter = re2.compile("(?i)" + "|".join(re2.escape(k) for k in alts))
-    return compiled, {k: tuple(v) for k, v in by_kw.items()}, prefilter
+    return compiled, {k: tuple(v) for k, v in by_kw.items()}
 
 
-_COMPILED, _BY_KEYWORD, _PREFILTER = _compile()
-_SHORT_KEYWORDS = sorted({k for k in _BY_KEYWORD if len(k) <= 3})  # may hide inside longer hits
+_COMPILED, _BY_KEYWORD = _compile()
+_MAX_CANDIDATES = 4096  # regex matches checked per rule and text (64 KiB of params holds fewer)
 
 
 def _selected(text: str) -> list[_Compiled]:
-    """Rules whose keywords occur in ``text`` (one RE2 pass, plus short keywords by ``in``)."""
-    found = {m.lower() for m in _PREFILTER.findall(text)}
-    if not found:
-        return []
-    lowered = text.lower() if len(text) < 1_000_000 else text[:1_000_000].lower()
-    found.update(k for k in _SHORT_KEYWORDS if k in lowered)
-    indexes = sorted({i for kw in found for i in _BY_KEYWORD.get(kw, ())})
-    return [_COMPILED[i] for i in indexes]
+    """Rules with a keyword in ``text``: plain substring tests on the lower-cased text, which
+    cost far less than a regex pass with one Python object per keyword occurrence."""
+    lowered = text.lower()
+    indexes = {i for kw, rules in _BY_KEYWORD.items() if kw in lowered for i in rules}
+    return [_COMPILED[i] for i in sorted(indexes)]
 
 
 def _matches(c: _Compiled, text: str) -> bool:
-    for m in c.regex.finditer(text):
+    for n, m in enumerate(c.regex.finditer(text)):
+        if n >= _MAX_CANDIDATES:
+            break
         if c.rule.entropy and shannon_entropy(m.group(c.rule.group) or "") < c.rule.entropy:
             continue
         if c.rule.validate is not None and not c.rule.validate(m):

@@ -99,7 +99,8 @@ def test_ssn_invalidated(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["+14155550132", "+44 20 7946 0958", "(415) 555-0132", "call 415-555-0132", "+49-30-1234567"]
+    "text",
+    ["+14155550132", "+44 20 7946 0958", "(415) 555-0132", "call 415-555-0132", "+49-30-1234567"],
 )
 def test_phone_found(text: str) -> None:
     assert find_pii(text) == ["phone"]
@@ -126,13 +127,17 @@ def test_phone_not_found(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["jane.doe@example.com", "mail: j+tag@sub.example.co.uk.", "x_y%z@bücher.de"]
+    "text", ["jane.doe@example.com", "mail: j+tag@sub.example.co.uk.", "X_Y%z@Example.COM"]
 )
 def test_email_found(text: str) -> None:
-    if not text.isascii():  # non-ASCII domains are out of the conservative pattern
-        assert find_pii(text) == []
-    else:
-        assert find_pii(text) == ["email"]
+    assert find_pii(text) == ["email"]
+
+
+def test_email_with_unicode_domain_is_not_matched() -> None:
+    # Conservative by design: only ASCII (A-label) domains are matched; the host checks in
+    # gateway.detect.hosts cover IDNs.
+    assert find_pii("x@bücher.de") == []
+    assert find_pii("x@xn--bcher-kva.de") == ["email"]
 
 
 @pytest.mark.parametrize(
@@ -180,6 +185,11 @@ def test_kinds_are_unique_and_in_stable_order() -> None:
     assert list(PII_KINDS) == ["email", "phone", "ssn", "card", "iban", "national-id"]
 
 
+def test_card_inside_a_long_number_run() -> None:
+    run = " ".join(["12"] * 40) + " 4111 1111 1111 1111 " + " ".join(["7"] * 40)
+    assert find_pii(run) == ["card"]
+
+
 def test_iban_in_text() -> None:
     assert find_pii("pay to GB82 WEST 1234 5698 7654 32 today") == ["iban"]
     assert find_pii("pay to GB82 WEST 1234 5698 7654 33 today") == []
@@ -196,8 +206,19 @@ def test_iban_in_text() -> None:
         "+1 " * 300_000,
         "GB82 " * 200_000,
         "eyJ" * 300_000,
+        " ".join(f"{(i * 7919) % 10_000:04d}" for i in range(200_000)),
     ],
-    ids=["digits", "at-signs", "long-locals", "card-groups", "parens", "plus", "iban-heads", "jwt"],
+    ids=[
+        "digits",
+        "at-signs",
+        "long-locals",
+        "card-groups",
+        "parens",
+        "plus",
+        "iban-heads",
+        "jwt",
+        "distinct-groups",
+    ],
 )
 def test_bounded_on_one_megabyte(text: str) -> None:
     start = time.perf_counter()

@@ -43,7 +43,9 @@ def _codes(params: Any, policy: Policy, modes: frozenset[str] = BOTH) -> tuple[s
 
 def test_no_findings_is_allow(default: Policy) -> None:
     d = decide([], default)
-    assert d.action is Action.ALLOW and d.findings == () and d.enforced
+    assert d.action is Action.ALLOW
+    assert d.findings == ()
+    assert d.enforced
 
 
 def test_strictest_action_wins(default: Policy) -> None:
@@ -55,7 +57,9 @@ def test_strictest_action_wins(default: Policy) -> None:
 
 
 def test_low_severity_downgrade(default: Policy) -> None:
-    low = Finding(Reason.CLICKABLE_URL, "$.requestedSchema.properties.site.description", Severity.LOW)
+    low = Finding(
+        Reason.CLICKABLE_URL, "$.requestedSchema.properties.site.description", Severity.LOW
+    )
     assert decide([low], default).action is Action.WARN
     strict = load_policy(POLICIES / "strict.yaml")
     assert decide([low], strict).action is Action.BLOCK
@@ -85,7 +89,8 @@ def test_per_server_actions() -> None:
 def test_allow_action_keeps_the_finding_for_the_audit() -> None:
     policy = parse_policy(b"version: 1\nactions: {pii-in-message: allow}\n")
     d = decide([Finding(Reason.PII_IN_MESSAGE, "$.message", Severity.LOW)], policy)
-    assert d.action is Action.ALLOW and d.reasons == ["pii-in-message"]
+    assert d.action is Action.ALLOW
+    assert d.reasons == ["pii-in-message"]
 
 
 # --- layers 0 and 1 ---------------------------------------------------------------------------
@@ -129,7 +134,9 @@ def test_detector_exception_blocks(default: Policy, monkeypatch: pytest.MonkeyPa
         raise RuntimeError("detector bug")
 
     monkeypatch.setattr(engine, "_form", boom)
-    d = evaluate(_form("Your name?", name={"type": "string"}), modes=BOTH, server=None, policy=default)
+    d = evaluate(
+        _form("Your name?", name={"type": "string"}), modes=BOTH, server=None, policy=default
+    )
     assert d.action is Action.BLOCK
     assert [(f.reason, f.path) for f in d.findings] == [(Reason.INTERNAL_ERROR, "$")]
 
@@ -144,7 +151,8 @@ def test_time_budget_overrun_blocks() -> None:
 def test_internal_error_blocks_even_if_shadowed() -> None:
     shadow = load_policy(POLICIES / "audit-only.yaml")
     d = evaluate({"message": {1}}, modes=BOTH, server=None, policy=shadow)
-    assert d.action is Action.BLOCK and d.enforced is False
+    assert d.action is Action.BLOCK
+    assert d.enforced is False
 
 
 # --- layers 2 and 3 with the real detectors ---------------------------------------------------
@@ -162,7 +170,8 @@ def test_benign_form_allowed(default: Policy) -> None:
 def test_password_form_blocked(default: Policy) -> None:
     params = _form("Confirm your identity", password={"type": "string", "title": "Password"})
     action, reasons = _codes(params, default)
-    assert action == "block" and "secret-field" in reasons
+    assert action == "block"
+    assert "secret-field" in reasons
 
 
 def test_ssn_form_warns(default: Policy) -> None:
@@ -171,7 +180,10 @@ def test_ssn_form_warns(default: Policy) -> None:
 
 
 def test_clean_url_allowed(default: Policy) -> None:
-    assert _codes(_url("https://github.com/login/oauth/authorize?client_id=abc&state=xyz"), default)[0] == "allow"
+    assert (
+        _codes(_url("https://github.com/login/oauth/authorize?client_id=abc&state=xyz"), default)[0]
+        == "allow"
+    )
 
 
 def test_url_findings_block(default: Policy) -> None:
@@ -190,7 +202,8 @@ def test_dev_policy_allows_loopback_http() -> None:
 def test_pii_in_message_warns(default: Policy) -> None:
     params = _url("https://example.com/verify", "We will email jane.doe@example.com a receipt.")
     action, reasons = _codes(params, default)
-    assert action == "warn" and "pii-in-message" in reasons
+    assert action == "warn"
+    assert "pii-in-message" in reasons
 
 
 def test_findings_never_carry_values(default: Policy) -> None:
@@ -205,14 +218,22 @@ def test_findings_never_carry_values(default: Policy) -> None:
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=50),
-    lambda children: st.lists(children, max_size=5)
-    | st.dictionaries(st.text(max_size=10), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=10), children, max_size=5)
+    ),
     max_leaves=30,
 )
-_texts = st.text(
-    alphabet=st.sampled_from(list("aаеoоpр1l.:/@%-_ ​‮ｈｔｐｓ") + ["http://", "xn--", "password"]),
-    max_size=400,
-)
+_TOKENS = [
+    *"aаеoоpр1l.:/@%-_ ",
+    "\u200b",
+    "\u202e",
+    *"ｈｔｐｓ",
+    "http://",
+    "xn--",
+    "password",
+    "AKIA",
+]
+_texts = st.lists(st.sampled_from(_TOKENS), max_size=120).map("".join)
 
 
 @st.composite
@@ -251,7 +272,10 @@ def test_evaluate_never_raises(params: Any, modes: set[str]) -> None:
     "params",
     [
         _form("p a s s w o r d " * 3000, f={"type": "string"}),
-        _form("x", **{f"f{i}": {"type": "string", "description": "аррӏе.com " * 50} for i in range(40)}),
+        _form(
+            "x",
+            **{f"f{i}": {"type": "string", "description": "аррӏе.com " * 50} for i in range(40)},
+        ),
         _url("https://" + "а" * 3000 + ".com/" + "%25" * 5000),
         _url("https://example.com/?" + "&".join(f"k{i}=dG9rZW4" for i in range(2000))),
     ],
@@ -261,3 +285,12 @@ def test_adversarial_inputs_are_bounded(params: Any, default: Policy) -> None:
     d = evaluate(params, modes=BOTH, server=None, policy=default)
     assert time.perf_counter() - start < 1.0
     assert d.action is not Action.ALLOW
+
+
+def test_first_decision_of_a_new_configuration_is_not_a_budget_overrun() -> None:
+    """Per-configuration indexes (protected domains) are built by warm_up, outside the budget."""
+    text = b"version: 1\nurl:\n  protected_domains: [mybank-example.com]\nlimits: {time_budget_ms: 50}\n"
+    policy = parse_policy(text)
+    d = evaluate(_url("https://example.org/connect"), modes=BOTH, server=None, policy=policy)
+    assert Reason.INTERNAL_ERROR not in {f.reason for f in d.findings}
+    assert d.action is Action.ALLOW

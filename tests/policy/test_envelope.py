@@ -162,8 +162,11 @@ def test_oversize_bytes_stops_everything() -> None:
     params = _form(**{f"f{i}": {"type": "object"} for i in range(10)})
     params["message"] = "x" * 2000
     env = check_envelope(params, Limits(max_bytes=1000))
-    assert [(f.reason.value, f.path, f.detail) for f in env.findings] == [("oversize", "$", "bytes")]
-    assert env.mode is None and not env.inspectable
+    assert [(f.reason.value, f.path, f.detail) for f in env.findings] == [
+        ("oversize", "$", "bytes")
+    ]
+    assert env.mode is None
+    assert not env.inspectable
 
 
 def test_serialized_size_counts_utf8_bytes() -> None:

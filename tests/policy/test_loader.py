@@ -155,26 +155,31 @@ def test_enforcement_section_defaults() -> None:
         "retry",
         3,
     )
-    assert enf.mark_warnings and enf.outbound.validate_content and enf.outbound.scan_secrets
+    assert enf.mark_warnings
+    assert enf.outbound.validate_content
+    assert enf.outbound.scan_secrets
 
 
 @pytest.mark.parametrize(
     ("text", "field"),
     [
         ("version: 1\nurl:\n  schemes: [https, '1nvalid']\n", "url.schemes[1]"),
-        ("version: 1\nservers:\n  acme:\n    actions:\n      secret-field: blok\n",
-         "servers.acme.actions.secret-field"),
+        (
+            "version: 1\nservers:\n  acme:\n    actions:\n      secret-field: blok\n",
+            "servers.acme.actions.secret-field",
+        ),
         ("version: 1\nactions:\n  secret-feild: block\n", "actions.secret-feild"),
-        ("version: 1\nactions:\n  typosquat: {high: block, low: maybe}\n",
-         "actions.typosquat.low"),
+        ("version: 1\nactions:\n  typosquat: {high: block, low: maybe}\n", "actions.typosquat.low"),
         ("version: 1\nurl:\n  shemes: [https]\n", "url.shemes"),
         ("version: 1\nlimits:\n  max_bytes: 'big'\n", "limits.max_bytes"),
         ("version: 1\nlimits:\n  max_bytes: 0\n", "limits.max_bytes"),
         ("version: 1\nenforce: 'no'\n", "enforce"),
         ("version: 1\nenforcement:\n  block_response: drop\n", "enforcement.block_response"),
         ("version: 1\nenforcement:\n  outbound: {scan: true}\n", "enforcement.outbound.scan"),
-        ("version: 1\nurl:\n  trusted_domains: [ok.example, 'bad domain!']\n",
-         "url.trusted_domains[1]"),
+        (
+            "version: 1\nurl:\n  trusted_domains: [ok.example, 'bad domain!']\n",
+            "url.trusted_domains[1]",
+        ),
         ("version: 1\nform:\n  allow_terms: ['  ']\n", "form.allow_terms[0]"),
         ("version: 2\n", "version"),
         ("description: no version\n", "version"),

@@ -1,0 +1,552 @@
+"""gateway.detect.fields: judging form elicitations (field classes, links, secrets, invisibles)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gateway.detect.config import FormConfig, Limits
+from gateway.detect.fields import check_form, check_text
+from gateway.detect.findings import Finding, Reason, Severity
+
+CFG = FormConfig()
+LIMITS = Limits()
+S: dict[str, Any] = {"type": "string"}
+AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
+
+
+def form(message: str, props: dict[str, Any], **schema: Any) -> dict[str, Any]:
+    return {
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": props, **schema},
+    }
+
+
+def run(message: str, props: dict[str, Any], cfg: FormConfig = CFG, **schema: Any) -> list[Finding]:
+    return check_form(form(message, props, **schema), cfg, LIMITS)
+
+
+def summary(message: str, props: dict[str, Any], cfg: FormConfig = CFG) -> set[tuple[str, str]]:
+    """(reason, property key or path tail) pairs."""
+    prefix = "$.requestedSchema.properties"
+    return {(f.reason.value, f.path.removeprefix(prefix)) for f in run(message, props, cfg)}
+
+
+def field_reasons(message: str, props: dict[str, Any], cfg: FormConfig = CFG) -> dict[str, str]:
+    """Field-classification reason per property key (paths that end at the property)."""
+    out: dict[str, str] = {}
+    for f in run(message, props, cfg):
+        if f.reason in (
+            Reason.SECRET_FIELD,
+            Reason.OTP_FIELD,
+            Reason.PAYMENT_FIELD,
+            Reason.SENSITIVE_PII_FIELD,
+        ):
+            key = f.path.removeprefix("$.requestedSchema.properties")
+            out[key.lstrip(".").strip('[]"')] = f.reason.value
+    return out
+
+
+# ---------------------------------------------------------------- ordinary forms pass untouched
+
+_BENIGN_FORMS: list[tuple[str, dict[str, Any]]] = [
+    (
+        "Profile needed for billing",
+        {
+            "name": {"type": "string", "title": "Full name"},
+            "email": {"type": "string", "format": "email", "title": "Email"},
+            "phone": {"type": "string", "title": "Phone number"},
+            "birthday": {"type": "string", "format": "date", "title": "Birth date"},
+            "address": {"type": "string", "title": "Street address"},
+            "age": {"type": "integer", "title": "Age"},
+        },
+    ),
+    (
+        "Preferences",
+        {
+            "color": {"type": "string", "enum": ["red", "green"], "title": "Favourite colour"},
+            "size": {
+                "type": "string",
+                "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+            },
+            "newsletter": {"type": "boolean", "title": "Subscribe?"},
+        },
+    ),
+    (
+        "Model settings",
+        {
+            "token_count": {"type": "integer", "title": "Token count"},
+            "max_tokens": {"type": "integer", "title": "Max tokens"},
+            "password_policy_accepted": {"type": "boolean", "title": "Password policy accepted?"},
+            "secretary_name": {"type": "string", "title": "Secretary name"},
+            "api_key_name": {"type": "string", "title": "API key name"},
+            "sms_alerts": {"type": "boolean", "title": "SMS alerts"},
+            "require_2fa": {"type": "string", "enum": ["always", "never"], "title": "Require 2FA"},
+            "password_hint": {"type": "string", "title": "Password hint"},
+            "primary_key": {"type": "string", "title": "Primary key column"},
+            "fingerprint": {"type": "string", "title": "Public key fingerprint"},
+            "mfa_enabled": {"type": "boolean", "title": "MFA enabled"},
+        },
+    ),
+    (
+        "Account recovery",
+        {"forgot": {"type": "boolean", "title": "Forgot password?"}},
+    ),
+    ("Enter the discount code from your voucher", {"code": S}),
+    ("Where should we ship it?", {"zip": {"type": "string", "title": "Zip code"}}),
+    ("Read README.md and main.py, then confirm", {"ok": {"type": "boolean"}}),
+    ("Version v1.2.3 ships at 10.30, e.g. tomorrow", {"notes": S}),
+    ("Contact support@example.com if stuck", {"question": S}),
+    ("Your library card", {"card_number": {"type": "string", "title": "Library card number"}}),
+    ("Tell us about you", {"nickname": S, "company": S, "website_name": S}),
+    ("Bitte geben Sie Ihren Namen ein", {"vorname": S, "nachname": S}),
+    ("お名前を入力してください", {"名前": S}),
+    ("Дата рождения", {"birthday": {"type": "string", "format": "date"}}),
+]
+
+
+@pytest.mark.parametrize(("message", "props"), _BENIGN_FORMS)
+def test_ordinary_forms_pass(message: str, props: dict[str, Any]) -> None:
+    assert run(message, props) == []
+
+
+# ---------------------------------------------------------------- secret fields
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "password",
+        "Password",
+        "newPassword",
+        "confirm_password",
+        "current-password",
+        "passphrase",
+        "pin",
+        "api_key",
+        "apiKey",
+        "access_token",
+        "refresh_token",
+        "session_token",
+        "client_secret",
+        "private_key",
+        "seed_phrase",
+        "recovery_codes",
+        "мнемоника_пароль",
+        "раssword",  # Cyrillic р, а
+        "ｐａｓｓｗｏｒｄ",  # fullwidth
+        "p a s s w o r d",
+        "p.a.s.s.w.o.r.d",
+        "contraseña",
+        "senha",
+        "passwort",
+        "mot_de_passe",
+        "parola_d_ordine",
+        "пароль",
+        "密码",
+        "パスワード",
+        "비밀번호",
+    ],
+)
+def test_secret_fields(key: str) -> None:
+    assert field_reasons("Please fill in", {key: S}) == {key: Reason.SECRET_FIELD.value}
+
+
+def test_secret_named_by_title_or_description() -> None:
+    props = {
+        "a": {"type": "string", "title": "Your bank password"},
+        "b": {"type": "string", "description": "The API token from your dashboard"},
+    }
+    assert field_reasons("Setup", props) == {"a": "secret-field", "b": "secret-field"}
+
+
+def test_zero_width_in_a_secret_key_is_found_twice() -> None:
+    key = "pass\u200bword"
+    found = summary("Login", {key: S})
+    assert ("secret-field", '["pass\u200bword"]') in found
+    assert ("invisible-chars", '["pass\u200bword"]') in found
+
+
+def test_structural_secret_signals() -> None:
+    props = {
+        "x1": {"type": "string", "format": "password"},
+        "x2": {"type": "string", "writeOnly": True},
+        "x3": {"type": "string", "autocomplete": "current-password"},
+    }
+    details = {
+        f.path.rsplit(".", 1)[1]: f.detail
+        for f in run("Setup", props)
+        if f.reason.value == "secret-field"
+    }
+    assert details == {"x1": "format-password", "x2": "write-only", "x3": "autocomplete"}
+
+
+def test_kba_is_a_secret_field() -> None:
+    findings = run(
+        "Verify it's you", {"maiden": {"type": "string", "title": "Mother's maiden name"}}
+    )
+    assert [(f.reason, f.detail) for f in findings] == [(Reason.SECRET_FIELD, "kba")]
+
+
+def test_booleans_and_enums_only_mention_secrets() -> None:
+    props = {
+        "password": {"type": "boolean"},
+        "token": {"type": "string", "enum": ["a", "b"]},
+        "pin": {"type": "string", "oneOf": [{"const": "x", "title": "X"}]},
+        "secret": {"type": "array", "items": {"type": "string", "enum": ["a"]}},
+    }
+    assert field_reasons("Choose", props) == {}
+
+
+def test_number_fields_can_ask_for_a_pin() -> None:
+    assert field_reasons("ATM", {"pin": {"type": "integer"}}) == {"pin": "secret-field"}
+
+
+def test_untyped_field_is_treated_as_value_entry() -> None:
+    assert field_reasons("x", {"password": {}}) == {"password": "secret-field"}
+
+
+# ---------------------------------------------------------------- the message counts
+
+
+@pytest.mark.parametrize(
+    ("message", "key", "reason"),
+    [
+        ("Enter the code we texted you", "code", "otp-field"),
+        ("Enter the 6-digit code from your authenticator app", "value", "otp-field"),
+        ("请输入短信验证码", "code", "otp-field"),
+        ("Bitte geben Sie Ihr Passwort ein", "wert", "secret-field"),
+        ("Please provide your GitHub password to continue", "answer", "secret-field"),
+        ("Entrez votre mot de passe", "reponse", "secret-field"),
+        ("Enter your credit card details", "number", "payment-field"),
+    ],
+)
+def test_message_turns_generic_field(message: str, key: str, reason: str) -> None:
+    assert field_reasons(message, {key: S}) == {key: reason}
+
+
+def test_message_does_not_turn_a_specific_field() -> None:
+    assert field_reasons("Enter the code we texted you", {"first_name": S}) == {}
+
+
+# ---------------------------------------------------------------- OTP
+
+
+def test_otp_fields() -> None:
+    props = {
+        "otp": S,
+        "one-time-code": S,
+        "verification_code": S,
+        "tfa": {"type": "string", "title": "2FA code"},
+        "bestaetigung": {"type": "string", "title": "Bestätigungscode"},
+    }
+    assert set(field_reasons("Sign in", props).values()) == {"otp-field"}
+    assert len(field_reasons("Sign in", props)) == len(props)
+
+
+def test_short_digit_pattern_with_code_word() -> None:
+    props = {"verification": {"type": "string", "pattern": "^[0-9]{6}$"}}
+    findings = run("Confirm", props)
+    assert [(f.reason, f.detail) for f in findings] == [(Reason.OTP_FIELD, "digit-pattern")]
+    zip_field = {"zip": {"type": "string", "title": "Zip code", "pattern": "^\\d{5}$"}}
+    assert run("Shipping", zip_field) == []
+
+
+# ---------------------------------------------------------------- payment, with card context
+
+
+def test_card_form_blocks_every_card_field() -> None:
+    props = {
+        "card_number": S,
+        "exp": S,
+        "cvv": S,
+        "holder": {"type": "string", "title": "Name on card"},
+    }
+    assert field_reasons("Checkout", props) == {
+        "card_number": "payment-field",
+        "exp": "payment-field",
+        "cvv": "payment-field",
+    }
+
+
+def test_card_number_needs_context() -> None:
+    assert field_reasons("Enter it", {"card_number": S}) == {}
+    assert field_reasons("Complete your payment", {"card_number": S}) == {
+        "card_number": "payment-field"
+    }
+    no_gate = FormConfig(card_context_required=False)
+    assert field_reasons("Enter it", {"card_number": S}, no_gate) == {
+        "card_number": "payment-field"
+    }
+
+
+def test_strong_payment_terms_need_no_context() -> None:
+    props = {
+        "ccnum": {"type": "string", "title": "Credit card number"},
+        "cvc": S,
+        "card_pin": S,
+        "iban": S,
+        "kk": {"type": "string", "title": "Kreditkartennummer"},
+        "cc-number": S,
+    }
+    reasons = field_reasons("Enter it", props)
+    assert reasons == dict.fromkeys(props, "payment-field")
+
+
+def test_expiry_alone_is_not_payment() -> None:
+    assert field_reasons("Passport", {"expiry": {"type": "string", "title": "Expiry date"}}) == {}
+
+
+# ---------------------------------------------------------------- sensitive PII
+
+
+def test_sensitive_pii_is_low() -> None:
+    findings = run("KYC", {"ssn": S, "passport": {"type": "string", "title": "Passport number"}})
+    assert {(f.reason, f.severity) for f in findings} == {
+        (Reason.SENSITIVE_PII_FIELD, Severity.LOW)
+    }
+    assert len(findings) == 2
+
+
+# ---------------------------------------------------------------- operator terms
+
+
+def test_allow_terms_suppress_field_findings() -> None:
+    cfg = FormConfig(allow_terms=frozenset({"deploy token"}))
+    assert field_reasons("CI", {"deploy_token": S}, cfg) == {}
+    assert field_reasons("CI", {"deploy_token": S}) == {"deploy_token": "secret-field"}
+
+
+def test_extra_terms_add_field_findings() -> None:
+    cfg = FormConfig(extra_secret_terms=frozenset({"vault phrase"}))
+    assert field_reasons("x", {"vaultPhrase": S}, cfg) == {"vaultPhrase": "secret-field"}
+
+
+# ---------------------------------------------------------------- links everywhere
+
+
+def test_links_everywhere_with_exact_paths() -> None:
+    props = {
+        "a": {
+            "type": "string",
+            "title": "See www.evil.com",
+            "description": "[docs](https://x.example)",
+            "default": "javascript:alert(1)",
+        },
+        "b": {"type": "string", "enum": ["x", "y", "z", "visit evil.com"]},
+        "c": {"type": "string", "oneOf": [{"const": "data:text/html,hi", "title": "evil.org"}]},
+        "d": {"type": "string", "anyOf": [{"const": "a", "title": "//evil.net/x"}]},
+        "evil.com": S,
+    }
+    found = {(f.path, f.detail) for f in run("Go to https://evil.example", props)}
+    p = "$.requestedSchema.properties"
+    assert ("$.message", "scheme") in found
+    assert (f"{p}.a.title", "www") in found
+    assert (f"{p}.a.description", "markdown") in found
+    assert (f"{p}.a.default", "javascript") in found
+    assert (f"{p}.b.enum[3]", "bare-domain") in found
+    assert (f"{p}.c.oneOf[0].const", "data") in found
+    assert (f"{p}.c.oneOf[0].title", "bare-domain") in found
+    assert (f"{p}.d.anyOf[0].title", "protocol-relative") in found
+    assert (f'{p}["evil.com"]', "bare-domain") in found
+
+
+def test_schema_title_is_checked() -> None:
+    findings = run("x", {"a": S}, title="Visit evil.com")
+    assert [(f.path, f.detail) for f in findings] == [("$.requestedSchema.title", "bare-domain")]
+
+
+def test_uri_field_examples_are_low() -> None:
+    props = {
+        "site": {
+            "type": "string",
+            "format": "uri",
+            "title": "Website",
+            "description": "e.g. https://example.com",
+            "default": "https://example.org",
+        }
+    }
+    findings = run("Your website", props)
+    assert {(f.path.rsplit(".", 1)[1], f.severity) for f in findings} == {
+        ("description", Severity.LOW),
+        ("default", Severity.LOW),
+    }
+
+
+def test_uri_field_dangerous_links_stay_high() -> None:
+    props = {
+        "site": {
+            "type": "string",
+            "format": "uri",
+            "description": "[click](https://x.example)",
+            "default": "javascript:alert(1)",
+        }
+    }
+    found = {(f.path.rsplit(".", 1)[1], f.detail, f.severity) for f in run("x", props)}
+    assert ("description", "markdown", Severity.HIGH) in found
+    assert ("default", "javascript", Severity.HIGH) in found
+
+
+def test_uri_field_title_link_stays_high() -> None:
+    props = {"site": {"type": "string", "format": "uri", "title": "https://evil.example"}}
+    assert [f.severity for f in run("x", props)] == [Severity.HIGH]
+
+
+# ---------------------------------------------------------------- secret values, invisibles
+
+
+def test_secret_values_everywhere() -> None:
+    props = {
+        "a": {"type": "string", "default": AWS_KEY},
+        "b": {"type": "string", "enum": ["x", "token=" + "9f8e7d6c5b4a3f2e1d0c9b8a7"]},
+    }
+    found = {
+        (f.path, f.detail)
+        for f in run("Use key " + AWS_KEY, props)
+        if f.reason.value == "secret-value"
+    }
+    p = "$.requestedSchema.properties"
+    assert found == {
+        ("$.message", "aws-access-key-id"),
+        (f"{p}.a.default", "aws-access-key-id"),
+        (f"{p}.b.enum[1]", "generic-api-key"),
+    }
+
+
+def test_invisible_characters_in_visible_strings() -> None:
+    props = {"a": {"type": "string", "title": "Na\u202eme", "description": "ok"}}
+    found = {(f.reason.value, f.path) for f in run("Hi\u200b", props)}
+    assert found == {
+        ("invisible-chars", "$.message"),
+        ("invisible-chars", "$.requestedSchema.properties.a.title"),
+    }
+
+
+def test_findings_never_carry_values() -> None:
+    secret_url = "https://evil.example/reset?token=abc"
+    props = {"password": {"type": "string", "description": secret_url, "default": AWS_KEY}}
+    for f in run("Visit " + secret_url, props):
+        assert "evil" not in f.detail
+        assert "AKIA" not in f.detail
+        assert "evil" not in f.path
+        assert "AKIA" not in f.path
+
+
+# ---------------------------------------------------------------- check_text
+
+
+def test_check_text() -> None:
+    findings = check_text("Open www.example.com with " + AWS_KEY + "\u202e", "$.message", LIMITS)
+    assert {(f.reason.value, f.detail) for f in findings} == {
+        ("clickable-url", "www"),
+        ("clickable-url", "bare-domain"),
+        ("secret-value", "aws-access-key-id"),
+        ("invisible-chars", ""),
+    }
+    assert check_text("Please confirm your booking", "$.message", LIMITS) == []
+
+
+# ---------------------------------------------------------------- odd shapes never raise
+
+_ODD: list[Any] = [
+    None,
+    [],
+    "string",
+    {"message": 3, "requestedSchema": []},
+    {"message": "x", "requestedSchema": {"properties": []}},
+    {"message": "x", "requestedSchema": {"properties": {"a": "string", "b": None, "c": 3}}},
+    {"message": "x", "requestedSchema": {"properties": {"a": {"type": 5, "enum": "x"}}}},
+    {"message": "x", "requestedSchema": {"properties": {"a": {"type": ["string", None]}}}},
+    {"message": "x", "requestedSchema": {"properties": {"a": {"pattern": 5, "format": []}}}},
+    {"message": "x", "requestedSchema": {"properties": {3: {"type": "string"}}}},
+    {"message": "x", "requestedSchema": {"title": {"nested": ["evil.com"]}}},
+]
+
+
+@pytest.mark.parametrize("params", _ODD)
+def test_odd_shapes_never_raise(params: Any) -> None:
+    assert isinstance(check_form(params, CFG, LIMITS), list)
+
+
+def test_deep_nesting_is_bounded() -> None:
+    deep: dict[str, Any] = {"title": "evil.com"}
+    for _ in range(200):
+        deep = {"items": deep}
+    params = form("x", {"a": deep})
+    assert isinstance(check_form(params, CFG, LIMITS), list)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    st.text(max_size=200),
+    st.dictionaries(st.text(max_size=20), st.dictionaries(st.sampled_from(
+        ["type", "title", "description", "default", "enum", "oneOf", "format", "pattern",
+         "writeOnly", "items", "anyOf"]), _JSON, max_size=5), max_size=6),
+)  # fmt: skip
+def test_never_raises_on_random_forms(message: str, props: dict[str, Any]) -> None:
+    for f in check_form(form(message, props), CFG, LIMITS):
+        assert f.path.startswith("$.")
+
+
+@settings(deadline=None, max_examples=100)
+@given(_JSON)
+def test_never_raises_on_random_params(params: Any) -> None:
+    check_form(params, CFG, LIMITS)
+
+
+# ---------------------------------------------------------------- bounded time
+
+
+def test_large_adversarial_form_is_bounded() -> None:
+    props = {
+        f"p\u200ba\u0455s{i}": {
+            "type": "string",
+            "title": "а" * 8000,
+            "description": ("www.x" + "a.md " * 1500)[:8000],
+            "enum": ["e" * 16] * 500,
+        }
+        for i in range(50)
+    }
+    params = form("к" * 8000, props)
+    start = time.perf_counter()
+    check_form(params, CFG, LIMITS)
+    assert time.perf_counter() - start < 5.0
+
+
+def test_typical_form_cost() -> None:
+    """A ~5 KB form, new every time (nothing cached): reported, loosely bounded."""
+    timings = []
+    for n in range(30):
+        props = {
+            f"field_{n}_{i}": {
+                "type": "string",
+                "title": f"Field {n} number {i}",
+                "description": f"Please provide value {n}/{i} exactly as it appears on your document, "
+                "without spaces. We use it only to fill in the form you asked for.",
+            }
+            for i in range(20)
+        }
+        params = form(
+            f"Please complete the form {n} so that we can continue with your request.", props
+        )
+        assert 3_000 < len(json.dumps(params)) < 7_000
+        start = time.perf_counter()
+        assert check_form(params, CFG, LIMITS) == []
+        timings.append(time.perf_counter() - start)
+    timings.sort()
+    assert timings[len(timings) // 2] < 0.1  # generous: shared CI machines are slow

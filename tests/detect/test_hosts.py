@@ -1,0 +1,351 @@
+"""Host checks: IP literals, raw-vs-canonical, IDN, script mixing, skeletons, typosquats."""
+
+from __future__ import annotations
+
+import socket
+import time
+from typing import Any
+
+import idna
+import pytest
+import tldextract
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gateway.detect.config import UrlConfig
+from gateway.detect.findings import Finding, Reason, Severity
+from gateway.detect.hosts import check_host, registrable_domain, skeleton
+
+CFG = UrlConfig()
+
+
+def canonical(raw: str) -> str:
+    """The A-label host a browser opens for a written host (UTS #46, non-transitional)."""
+    return idna.encode(raw, uts46=True, transitional=False).decode("ascii")
+
+
+def summary(findings: list[Finding]) -> set[tuple[str, str]]:
+    return {(f.reason.value, f.detail) for f in findings}
+
+
+def check(raw: str, cfg: UrlConfig = CFG) -> list[Finding]:
+    findings = check_host(canonical(raw), raw, cfg)
+    assert all(f.path == "$.url" for f in findings)
+    return findings
+
+
+# ---------------------------------------------------------------- public suffix list
+
+
+def test_registrable_domain() -> None:
+    assert registrable_domain("a.b.example.co.uk") == "example.co.uk"
+    assert registrable_domain("foo.github.io") == "foo.github.io"  # PSL private section
+    assert registrable_domain("xn--bcher-kva.de") == "xn--bcher-kva.de"
+    assert registrable_domain("paypal.com.") == "paypal.com"
+    assert registrable_domain("co.uk") is None
+    assert registrable_domain("localhost") is None
+    assert registrable_domain("example.notatld") is None
+    assert registrable_domain("192.168.1.1") is None
+    assert registrable_domain("[::1]") is None
+
+
+def test_psl_never_touches_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        calls.append(repr(args[:1]))
+        raise OSError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    fresh = tldextract.TLDExtract(
+        suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True
+    )
+    assert fresh("https://a.b.example.co.uk/x").top_domain_under_public_suffix == "example.co.uk"
+    assert registrable_domain("login.example.com.au") == "example.com.au"
+    assert calls == []
+
+
+def test_protected_seed_list_is_registrable_domains() -> None:
+    from gateway.detect.hosts import _seed_protected
+
+    seed = _seed_protected()
+    assert 200 <= len(seed) <= 400
+    assert sorted(d for d in seed if registrable_domain(d) != d) == []
+
+
+# ---------------------------------------------------------------- skeleton
+
+
+def test_skeleton_equates_look_alikes() -> None:
+    assert skeleton("раypal") == skeleton("paypal")  # Cyrillic р, а
+    assert skeleton("gооgle") == skeleton("google")  # Cyrillic о
+    assert skeleton("ｐａｙｐａｌ") == skeleton("paypal")  # fullwidth
+    assert skeleton("rn") == skeleton("m")
+    assert skeleton("paypal") != skeleton("paypa")
+    assert skeleton("") == ""
+
+
+# ---------------------------------------------------------------- IP literals
+
+
+@pytest.mark.parametrize(
+    ("host", "raw", "detail"),
+    [
+        ("192.168.1.1", "3232235777", "private"),  # decimal
+        ("192.168.1.1", "0xC0.0xA8.1.1", "private"),  # hex
+        ("192.168.1.1", "0300.0250.1.1", "private"),  # octal
+        ("192.168.1.1", "192.168.257", "private"),  # shorthand
+        ("192.168.0.1", "１９２.１６８.０.１", "private"),  # fullwidth
+        ("8.8.8.8", "8.8.8.8", "public"),
+        ("169.254.169.254", "169.254.169.254", "link-local"),  # cloud metadata
+        ("[2606:4700::1111]", "[2606:4700::1111]", "public"),
+        ("[::ffff:7f00:1]", "[::ffff:127.0.0.1]", "ipv4-mapped"),
+        ("[::ffff:c0a8:101]", "[::ffff:c0a8:101]", "ipv4-mapped"),
+        ("127.0.0.1", "2130706433", "ip-obfuscated"),  # loopback, but not written as loopback
+        ("127.0.0.1", "0x7f.1", "ip-obfuscated"),
+        ("127.0.0.2", "127.0.0.2", "loopback"),  # only the three dev spellings are allowed
+    ],
+)
+def test_ip_literals(host: str, raw: str, detail: str) -> None:
+    assert check_host(host, raw, CFG) == [
+        Finding(Reason.IP_LITERAL, "$.url", Severity.HIGH, detail)
+    ]
+
+
+@pytest.mark.parametrize(("host", "raw"), [("127.0.0.1", "127.0.0.1"), ("[::1]", "[::1]")])
+def test_loopback_literal_is_fine(host: str, raw: str) -> None:
+    assert check_host(host, raw, CFG) == []
+
+
+def test_localhost_is_fine() -> None:
+    assert check_host("localhost", "localhost", CFG) == []
+    assert check_host("localhost", "LocalHost", CFG) == []
+
+
+# ---------------------------------------------------------------- raw vs canonical
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "ex%61mple.org",  # percent-encoded host
+        "ｅｘａｍｐｌｅ.org",  # fullwidth letters
+        "example｡org",  # ideographic full stop
+        "example．org",  # fullwidth full stop
+        "attacker.test",  # what a naive reader saw (backslash trick); the browser opens example.org
+    ],
+)
+def test_raw_host_differs_from_canonical(raw: str) -> None:
+    assert (Reason.CONFUSABLE_HOST.value, "host-mismatch") in summary(
+        check_host("example.org", raw, CFG)
+    )
+
+
+def test_enclosed_letters_are_a_mismatch() -> None:
+    assert (Reason.CONFUSABLE_HOST.value, "host-mismatch") in summary(
+        check_host("paypal.com", "ⓟⓐⓨⓟⓐⓛ.com", CFG)
+    )
+
+
+def test_emoji_host_is_low_only() -> None:
+    # valid UTS #46 (the browser opens it) but not IDNA 2008
+    assert summary(check_host("xn--ls8h.la", "💩.la", CFG)) == {
+        (Reason.CONFUSABLE_HOST.value, "invalid-idn"),
+        (Reason.IDN_HOST.value, "punycode"),
+    }
+    assert all(f.severity is Severity.LOW for f in check_host("xn--ls8h.la", "💩.la", CFG))
+
+
+def test_invalid_punycode_still_gets_script_checks() -> None:
+    # "xn--80ak6aa92e" is аррӏе: decoded with plain punycode when IDNA 2008 refuses the host
+    found = summary(check_host("xn--80ak6aa92e.xn--ls8h.com", "xn--80ak6aa92e.xn--ls8h.com", CFG))
+    assert (Reason.CONFUSABLE_HOST.value, "whole-script") in found
+
+
+def test_invisible_characters_in_raw_host() -> None:
+    found = check_host("example.org", "exam\u200bple.org", CFG)
+    assert (Reason.INVISIBLE_CHARS.value, "host") in summary(found)
+
+
+@pytest.mark.parametrize("raw", ["Example.ORG", "example.org.", "example.org"])
+def test_case_and_trailing_dot_are_not_a_mismatch(raw: str) -> None:
+    assert check_host("example.org", raw, CFG) == []
+
+
+# ---------------------------------------------------------------- IDN
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "bücher.de",
+        "münchen.de",
+        "例え.jp",
+        "한국.kr",
+        "παράδειγμα.gr",
+        "пример.рф",
+        "xn--bcher-kva.de",
+    ],
+)
+def test_legitimate_idn_is_low_only(raw: str) -> None:
+    findings = check(raw)
+    assert findings == [Finding(Reason.IDN_HOST, "$.url", Severity.LOW, "punycode")]
+
+
+@pytest.mark.parametrize(
+    ("raw", "detail"),
+    [
+        ("аpple.com", "mixed-script"),  # Cyrillic а + Latin
+        ("pаypal.com", "mixed-script"),
+        ("gооgle.com", "mixed-script"),
+        ("αpple.com", "mixed-script"),  # Greek α
+        ("аррӏе.com", "whole-script"),  # all Cyrillic, every letter a Latin look-alike
+        ("рауpаl.com", "mixed-script"),
+        ("pàypal.com", "skeleton-match"),  # diacritic look-alike of a protected domain
+        ("micrоsoft.com", "skeleton-match"),
+        ("bücher-раypal.de", "mixed-script"),  # Latin with Cyrillic in one label
+    ],
+)
+def test_confusable_hosts_are_high(raw: str, detail: str) -> None:
+    findings = check(raw)
+    assert (Reason.CONFUSABLE_HOST.value, detail) in summary(findings)
+    assert all(f.severity is Severity.HIGH for f in findings if f.reason is Reason.CONFUSABLE_HOST)
+
+
+def test_skeleton_match_of_cyrillic_lookalike() -> None:
+    assert {
+        (Reason.CONFUSABLE_HOST.value, "mixed-script"),
+        (Reason.CONFUSABLE_HOST.value, "skeleton-match"),
+        (Reason.IDN_HOST.value, "punycode"),
+    } == summary(check("pаypal.com"))
+
+
+def test_whole_script_allowed_under_its_own_tld() -> None:
+    assert summary(check("аррӏе.ru")) == {(Reason.IDN_HOST.value, "punycode")}
+    assert summary(check("сахар.рф")) == {(Reason.IDN_HOST.value, "punycode")}
+    assert (Reason.CONFUSABLE_HOST.value, "whole-script") in summary(check("сахар.com"))
+
+
+def test_japanese_mixing_latin_is_allowed() -> None:
+    assert summary(check("abcカタカナ漢字.jp")) == {(Reason.IDN_HOST.value, "punycode")}
+
+
+def test_protected_domain_from_policy() -> None:
+    cfg = UrlConfig(protected_domains=frozenset({"acmebank.com"}))
+    assert (Reason.CONFUSABLE_HOST.value, "skeleton-match") in summary(check("асmebank.com", cfg))
+    assert (Reason.TYPOSQUAT.value, "lookalike") in summary(check("acrnebank.com", cfg))
+    assert check("acmebank.com", cfg) == []
+
+
+# ---------------------------------------------------------------- typosquats
+
+
+@pytest.mark.parametrize(
+    ("raw", "detail"),
+    [
+        ("paypa1.com", "lookalike"),  # 1 → l
+        ("g00gle.com", "lookalike"),  # 0 → o
+        ("rnicrosoft.com", "lookalike"),  # rn → m
+        ("arnazon.com", "lookalike"),
+        ("paypal.xyz", "lookalike"),  # same brand, other suffix
+        ("pay-pal.com", "hyphenated"),
+        ("paypal-login.com", "added-words"),
+        ("secure-paypal-verify.net", "added-words"),
+        ("securepaypal.com", "added-words"),
+        ("paypla.com", "edit-distance"),  # swap
+        ("paxpal.com", "edit-distance"),  # substitution
+        ("paypa.com", "edit-distance"),  # deletion
+        ("coinbasse.com", "edit-distance"),  # insertion
+        ("paypal.com.evil.net", "brand-in-subdomain"),
+        ("login.paypal.secure-verify.xyz", "brand-in-subdomain"),
+        ("apple.com.account-check.net", "brand-in-subdomain"),
+    ],
+)
+def test_typosquats_are_low(raw: str, detail: str) -> None:
+    assert check(raw) == [Finding(Reason.TYPOSQUAT, "$.url", Severity.LOW, detail)]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "paypal.com",
+        "www.paypal.com",
+        "accounts.google.com",
+        "amazon.co.uk",
+        "example.com",
+        "docs.python.org",
+        "applesauce.com",  # short brands do not match inside other words
+        "mastodon.social",
+        "wikipedia.org",
+        "auth.example.com",
+        "live.bbc.co.uk",  # a short brand word as a subdomain label is not enough
+        "apple.example.org",
+    ],
+)
+def test_not_typosquats(raw: str) -> None:
+    assert check(raw) == []
+
+
+def test_trusted_domains_are_never_typosquats() -> None:
+    assert check("paypal-login.com") != []
+    cfg = UrlConfig(trusted_domains=frozenset({"paypal-login.com"}))
+    assert check("paypal-login.com", cfg) == []
+    assert check("auth.paypal-login.com", cfg) == []
+
+
+# ---------------------------------------------------------------- allow-list
+
+
+def test_allowed_hosts() -> None:
+    cfg = UrlConfig(allowed_hosts=frozenset({"example.com", "login.acme.org"}))
+    assert check("example.com", cfg) == []
+    assert check("auth.example.com", cfg) == []  # registrable domain allowed
+    assert check("login.acme.org", cfg) == []  # exact host
+    assert summary(check("www.acme.org", cfg)) == {(Reason.HOST_NOT_ALLOWED.value, "host")}
+    assert (Reason.HOST_NOT_ALLOWED.value, "host") in summary(check_host("8.8.8.8", "8.8.8.8", cfg))
+
+
+# ---------------------------------------------------------------- robustness and speed
+
+
+def test_empty_host_is_malformed() -> None:
+    assert summary(check_host("", "", CFG)) == {(Reason.MALFORMED.value, "host")}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_never_raises(host: str, raw: str) -> None:
+    for finding in check_host(host, raw, CFG):
+        assert finding.path == "$.url"
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sampled_from("аеорсухіјѕԁһӏαορνꓲ𝐚ｐ\u0301\u200dxn-"), min_size=1, max_size=60))
+def test_homoglyph_soup_never_raises(chars: list[str]) -> None:
+    raw = "".join(chars) + ".com"
+    try:
+        host = canonical(raw)
+    except idna.IDNAError:
+        host = raw
+    check_host(host, raw, CFG)
+
+
+def test_thousands_of_homoglyphs_are_bounded() -> None:
+    raw = "а" * 5000 + ".com"  # far beyond DNS limits; the check must still return quickly
+    start = time.perf_counter()
+    check_host(raw, raw, CFG)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_typical_host_is_fast() -> None:
+    hosts = ["login.example.com", "accounts.google.com", "xn--bcher-kva.de", "paypal-login.com"]
+    for h in hosts:
+        check_host(h, h, CFG)  # warm-up: PSL, confusables, script tables
+    start = time.perf_counter()
+    for _ in range(200):
+        for h in hosts:
+            check_host(h, h, CFG)
+    per_call_ms = (time.perf_counter() - start) * 1000 / 800
+    assert per_call_ms < 1.0

@@ -1,0 +1,270 @@
+"""gateway.detect.lexicon and gateway/data/lexicon.yaml: multilingual field vocabulary."""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any
+
+import pytest
+import yaml
+
+from gateway.detect.config import FormConfig
+from gateway.detect.findings import Reason, Severity
+from gateway.detect.lexicon import Lexicon, base_lexicon, lexicon_for
+from gateway.detect.normalize import words
+
+LEX = base_lexicon()
+
+
+def strong(text: str) -> frozenset[str]:
+    return LEX.scan(text).strong
+
+
+def raw_data() -> dict[str, Any]:
+    text = resources.files("gateway").joinpath("data/lexicon.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    assert isinstance(data, dict)
+    return data
+
+
+# ---------------------------------------------------------------- the data file
+
+
+def test_every_category_maps_to_a_known_reason() -> None:
+    for name, spec in raw_data()["categories"].items():
+        assert Reason(spec["reason"]) in {
+            Reason.SECRET_FIELD,
+            Reason.OTP_FIELD,
+            Reason.PAYMENT_FIELD,
+            Reason.SENSITIVE_PII_FIELD,
+        }, name
+
+
+def test_every_term_survives_normalisation() -> None:
+    data = raw_data()
+    for name, spec in data["categories"].items():
+        for key in ("terms", "stems", "gated_terms", "gated_stems"):
+            for term in spec.get(key, ()):
+                assert words(str(term)), f"{name}.{key}: {term!r} normalises to nothing"
+
+
+def test_negative_sets_referenced_exist() -> None:
+    data = raw_data()
+    for spec in data["categories"].values():
+        for set_name in spec.get("negative_sets") or ():
+            assert set_name in data["negative_sets"]
+
+
+def test_categories_in_priority_order() -> None:
+    names = [c.name for c in LEX.categories]
+    assert names.index("card_pin") < names.index("secret")  # "card PIN" is payment, not a PIN
+    assert names.index("card_cvc") < names.index("otp")  # "security code" with card context
+    assert LEX.category("sensitive_pii").severity is Severity.LOW
+    assert LEX.category("kba").reason is Reason.SECRET_FIELD
+
+
+# ---------------------------------------------------------------- every language, every category
+
+_POSITIVE = [
+    # secret
+    ("en", "Password", "secret"),
+    ("en", "API key", "secret"),
+    ("en", "Recovery phrase", "secret"),
+    ("de", "Passwort", "secret"),
+    ("de", "Kennwort wiederholen", "secret"),
+    ("es", "Contraseña", "secret"),
+    ("pt", "Senha", "secret"),
+    ("fr", "Mot de passe", "secret"),
+    ("it", "Parola d'ordine", "secret"),
+    ("ru", "Пароль", "secret"),
+    ("ru", "Введите пароль", "secret"),  # inflected form via the stem
+    ("zh", "密码", "secret"),
+    ("zh", "登录密碼", "secret"),
+    ("ja", "パスワード", "secret"),
+    ("ja", "暗証番号", "secret"),
+    ("ko", "비밀번호", "secret"),
+    # otp
+    ("en", "One-time code", "otp"),
+    ("en", "Enter the code we texted you", "otp"),
+    ("de", "Bestätigungscode", "otp"),
+    ("es", "Código de verificación", "otp"),
+    ("pt", "Código de verificação", "otp"),
+    ("fr", "Code de vérification", "otp"),
+    ("it", "Codice di verifica", "otp"),
+    ("ru", "Код подтверждения", "otp"),
+    ("zh", "验证码", "otp"),
+    ("ja", "認証コード", "otp"),
+    ("ko", "인증번호", "otp"),
+    # payment
+    ("en", "Credit card number", "card_number"),
+    ("en", "CVV", "card_cvc"),
+    ("en", "Card PIN", "card_pin"),
+    ("en", "IBAN", "bank_account"),
+    ("de", "Kreditkartennummer", "card_number"),
+    ("es", "Tarjeta de crédito", "card_number"),
+    ("pt", "Cartão de crédito", "card_number"),
+    ("fr", "Carte bancaire", "card_number"),
+    ("it", "Carta di credito", "card_number"),
+    ("ru", "Номер кредитной карты", "card_number"),
+    ("zh", "信用卡号", "card_number"),
+    ("ja", "クレジットカード番号", "card_number"),
+    ("ko", "신용카드 번호", "card_number"),
+    ("fr", "Cryptogramme visuel", "card_cvc"),
+    ("ja", "セキュリティコード", "card_cvc"),
+    # sensitive PII
+    ("en", "Social security number", "sensitive_pii"),
+    ("en", "Passport number", "sensitive_pii"),
+    ("de", "Steueridentifikationsnummer", "sensitive_pii"),
+    ("es", "Número de pasaporte", "sensitive_pii"),
+    ("pt", "CPF", "sensitive_pii"),
+    ("fr", "Numéro de sécurité sociale", "sensitive_pii"),
+    ("it", "Codice fiscale", "sensitive_pii"),
+    ("ru", "Номер паспорта", "sensitive_pii"),
+    ("zh", "身份证号码", "sensitive_pii"),
+    ("ja", "マイナンバー", "sensitive_pii"),
+    ("ko", "주민등록번호", "sensitive_pii"),
+    # security-question answers
+    ("en", "Mother's maiden name", "kba"),
+    ("en", "Answer to security question", "kba"),
+    ("de", "Sicherheitsfrage", "kba"),
+    ("es", "Respuesta de seguridad", "kba"),
+    ("fr", "Question secrète", "kba"),
+    ("ru", "Секретный вопрос", "kba"),
+    ("ja", "秘密の質問", "kba"),
+]
+
+
+@pytest.mark.parametrize(("lang", "text", "category"), _POSITIVE)
+def test_positive_terms(lang: str, text: str, category: str) -> None:
+    assert category in strong(text), (lang, text)
+
+
+_BENIGN = [
+    ("en", "Secretary name"),
+    ("en", "API key name"),
+    ("en", "Password hint"),
+    ("en", "Forgot password?"),
+    ("en", "Password policy accepted"),
+    ("en", "Max tokens"),
+    ("en", "Token count"),
+    ("en", "Primary key column"),
+    ("en", "Public key fingerprint"),
+    ("en", "Boarding pass"),
+    ("en", "Passport photo"),
+    ("en", "Zip code"),
+    ("en", "Discount code"),
+    ("en", "Full name"),
+    ("en", "Email address"),
+    ("de", "Passwort vergessen"),
+    ("es", "Palabra clave"),
+    ("es", "Secretaria"),
+    ("pt", "Esqueceu a senha"),
+    ("fr", "Mot de passe oublié"),
+    ("it", "Password dimenticata"),
+    ("ru", "Забыли пароль"),
+    ("zh", "忘记密码"),
+    ("ja", "パスワードを忘れた"),
+    ("ko", "비밀번호 힌트"),
+    ("de", "Telefonnummer"),
+    ("en", "Library card number"),
+]
+
+
+@pytest.mark.parametrize(("lang", "text"), _BENIGN)
+def test_benign_lookalikes(lang: str, text: str) -> None:
+    hits = LEX.scan(text)
+    assert not (hits.strong - {"sensitive_pii"}), (lang, text, hits)
+    assert "card_number" not in hits.gated or lang != "en" or "library" not in text.lower()
+
+
+# ---------------------------------------------------------------- obfuscation
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "раssword",  # Cyrillic
+        "ΡΑSSWΟRD",  # Greek capitals
+        "ｐａｓｓｗｏｒｄ",  # fullwidth
+        "p a s s w o r d",
+        "p.a.s.s.w.o.r.d",
+        "P-A-S-S-W-O-R-D",
+        "pass\u200bword",
+        "userPassword",
+        "user_password",
+        "user-password",
+        "pass_word",
+        "PassWord",
+        "pα$$word".replace("$", "s"),
+    ],
+)
+def test_obfuscated_secret_terms(text: str) -> None:
+    assert "secret" in strong(text)
+
+
+# ---------------------------------------------------------------- gating, context, genericity
+
+
+def test_generic_card_words_are_gated() -> None:
+    hits = LEX.scan("Card number")
+    assert "card_number" in hits.gated
+    assert "card_number" not in hits.strong
+    assert "card_expiry" in LEX.scan("Expiry date").gated
+    assert "card_cvc" in LEX.scan("Security code").gated
+
+
+def test_card_context_words() -> None:
+    assert LEX.scan("Please complete your payment").card_context
+    assert LEX.scan("Zahlung mit Kreditkarte").card_context
+    assert LEX.scan("信用卡支付").card_context
+    assert not LEX.scan("Please complete your profile").card_context
+
+
+def test_generic_fields() -> None:
+    for text in ("code", "value", "Answer", "input_1", "Your code"):
+        assert LEX.scan(text).generic, text
+    for text in ("first name", "city", "password"):
+        assert not LEX.scan(text).generic, text
+
+
+def test_code_words_and_negations() -> None:
+    assert LEX.scan("Verification").code_word
+    hits = LEX.scan("Zip code")
+    assert hits.code_word
+    assert "otp" in hits.negated
+
+
+# ---------------------------------------------------------------- operator terms
+
+
+def test_extra_and_allow_terms() -> None:
+    cfg = FormConfig(
+        extra_secret_terms=frozenset({"vault phrase"}),
+        extra_payment_terms=frozenset({"billing token"}),
+        extra_sensitive_pii_terms=frozenset({"employee number"}),
+        allow_terms=frozenset({"deploy password"}),
+    )
+    lex = lexicon_for(cfg)
+    assert "secret" in lex.scan("Vault phrase").strong
+    assert "card_number" in lex.scan("billingToken").strong
+    assert "sensitive_pii" in lex.scan("Employee number").strong
+    assert lex.scan("Deploy password").allowed
+    assert "secret" not in base_lexicon().scan("Vault phrase").strong
+    assert lexicon_for(cfg) is lex
+    assert lexicon_for(FormConfig()) is base_lexicon()
+
+
+def test_lexicon_from_minimal_data() -> None:
+    data = {
+        "categories": {"secret": {"reason": "secret-field", "terms": ["sesame"]}},
+        "card_context": {"terms": ["pay"]},
+        "generic_fields": ["value"],
+        "code_words": ["code"],
+    }
+    lex = Lexicon(data)
+    assert lex.scan("open sesame").strong == {"secret"}
+    assert lex.scan("").generic
+
+
+def test_long_text_is_scanned_up_to_the_cap() -> None:
+    assert "secret" in strong("filler " * 1000 + "password")
