@@ -460,7 +460,13 @@ class Relay:
         decoder = SSEDecoder(max_block_bytes=self._max_event)
         try:
             async for chunk in upstream.content.iter_any():
-                if await self._forward_blocks(out, call, decoder.feed(chunk)):
+                try:
+                    blocks = decoder.feed(chunk)
+                except SSEError as exc:
+                    # The well-formed blocks before the bad one still go out; then the end.
+                    await self._forward_blocks(out, call, exc.completed)
+                    raise
+                if await self._forward_blocks(out, call, blocks):
                     return
             # The end of the stream settles a held "\r"; an incomplete last block is never
             # dispatched by a client (it lacks its empty line), so it is dropped.

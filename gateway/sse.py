@@ -40,7 +40,17 @@ _NEWLINES: Final = (b"\r\n", b"\n", b"\r")
 
 
 class SSEError(UpstreamProtocolError):
-    """The upstream event stream cannot be framed safely (oversized block, invalid UTF-8)."""
+    """The upstream event stream cannot be framed safely (oversized block, invalid UTF-8).
+
+    ``completed`` holds the blocks that the failing :meth:`SSEDecoder.feed` call had completed
+    before the error: they are well-formed and may be forwarded before the stream is ended.
+    """
+
+    completed: list[SSEBlock]
+
+    def __init__(self, message: str, completed: list[SSEBlock] | None = None) -> None:
+        super().__init__(message)
+        self.completed = completed or []
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +109,7 @@ class SSEDecoder:
     def feed(self, chunk: bytes) -> list[SSEBlock]:
         """Decode ``chunk``; return the blocks it completed. Raises :class:`SSEError`."""
         if self._failed:
-            raise SSEError("event stream already failed")
+            raise SSEError("event stream decoder already failed or finished")
         if not chunk:
             return []
         buf = self._buf
@@ -117,7 +127,7 @@ class SSEDecoder:
             raise
         if len(buf) > self._max:
             self._failed = True
-            raise SSEError("event stream block exceeds the size limit")
+            raise SSEError("event stream block exceeds the size limit", blocks)
         return blocks
 
     def close(self) -> bytes:
@@ -138,7 +148,7 @@ class SSEDecoder:
         Per the SSE spec the tail is never dispatched by a client (an event needs its empty line).
         """
         if self._failed:
-            raise SSEError("event stream already failed")
+            raise SSEError("event stream decoder already failed or finished")
         self._failed = True  # the decoder cannot be fed after the end of the stream
         buf = self._buf
         blocks: list[SSEBlock] = []
@@ -152,14 +162,24 @@ class SSEDecoder:
     def _scan(self, buf: bytearray, *, at_eof: bool = False) -> list[SSEBlock]:
         """Parse every complete line of ``buf``; cut the blocks they complete off its front."""
         blocks: list[SSEBlock] = []
+        # Next "\r" and "\n" at or after pos (-1: none left), each found with one memchr-speed
+        # find() and searched again only once pos has passed it: linear in the chunk size.
+        cr = buf.find(b"\r", self._search_from)
+        lf = buf.find(b"\n", self._search_from)
+        try:
+            self._lines(buf, blocks, at_eof=at_eof, cr=cr, lf=lf)
+        except SSEError as exc:
+            exc.completed = blocks
+            raise
+        return blocks
+
+    def _lines(
+        self, buf: bytearray, blocks: list[SSEBlock], *, at_eof: bool, cr: int, lf: int
+    ) -> None:
         end = len(buf)
         line_start = self._line_start
         pos = self._search_from
         block_end = 0
-        # Next "\r" and "\n" at or after pos (-1: none left), each found with one memchr-speed
-        # find() and searched again only once pos has passed it: linear in the chunk size.
-        cr = buf.find(b"\r", pos)
-        lf = buf.find(b"\n", pos)
         while True:
             if 0 <= cr < pos:
                 cr = buf.find(b"\r", pos)
@@ -191,7 +211,6 @@ class SSEDecoder:
             pos -= block_end
         self._line_start = line_start
         self._search_from = pos
-        return blocks
 
     def _block(self, raw: bytes) -> SSEBlock:
         data = None if self._data is None else "\n".join(self._data)

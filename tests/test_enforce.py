@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from gateway.detect.findings import Finding, Reason
-from gateway.enforce import WARNING_META_KEY, Context, Enforcer
+from gateway.enforce import WARNING_META_KEY, Context, Enforcer, ServerOutcome
 from gateway.era import Era
 from gateway.jsonrpc import Message, classify
 from gateway.policy.loader import Policy, load_policy, parse_policy
@@ -96,6 +96,12 @@ def handshake(modes: frozenset[str] = frozenset({"form", "url"})) -> Context:
 
 def m(obj: dict[str, Any]) -> Message:
     return classify({"jsonrpc": "2.0", **obj})
+
+
+def sent(outcome: ServerOutcome) -> dict[str, Any]:
+    """The rewritten message of an outcome (fails the test when there is none)."""
+    assert outcome.message is not None
+    return outcome.message
 
 
 def elicit(params: dict[str, Any], rid: int = 3) -> Message:
@@ -335,9 +341,9 @@ def test_bad_tokens_are_rejected(retry: Any, ctx: Context) -> None:
     enforcer, audit = make()
     first = modern()
     first.request = call()
-    token = enforcer.server_message(first, input_required("s", ok=PROFILE)).message["result"][
+    token = sent(enforcer.server_message(first, input_required("s", ok=PROFILE)))["result"][
         "requestState"
-    ]  # type: ignore[index]
+    ]
     out = enforcer.client_message(ctx, retry(token))
     assert out.reject is not None and out.reject[:2] == (400, -32602)
     assert audit.records[-1]["outcome"] == "state-rejected"
@@ -386,9 +392,9 @@ def test_modern_outbound_violation_becomes_a_decline() -> None:
     enforcer, audit = make()
     ctx = modern()
     ctx.request = call()
-    token = enforcer.server_message(ctx, input_required("s", ok=PROFILE)).message["result"][
+    token = sent(enforcer.server_message(ctx, input_required("s", ok=PROFILE)))["result"][
         "requestState"
-    ]  # type: ignore[index]
+    ]
     retry = call(
         inputResponses={"ok": {"action": "accept", "content": {"name": CANARY}}}, requestState=token
     )

@@ -90,6 +90,8 @@ def test_invalid_utf8(data: bytes) -> None:
         b'"\\x41"',
         b"\x0c1",  # form feed is not JSON whitespace
         "\u00a01".encode(),
+        "\u0661".encode(),  # ARABIC-INDIC DIGIT ONE: JSON digits are ASCII only
+        "[1\u0661]".encode(),
         b"nan",
         b"undefined",
         b"[1 2]",

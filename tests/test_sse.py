@@ -460,3 +460,13 @@ def test_encode_rejects_unsafe_fields(kwargs: dict[str, object]) -> None:
 def test_encode_rejects_unencodable_data() -> None:
     with pytest.raises(ValueError, match="surrogates"):
         encode_event(data="\ud800")
+
+
+def test_error_keeps_the_blocks_completed_before_it() -> None:
+    """A bad block does not take the well-formed blocks of the same chunk down with it."""
+    good = b"data: one\r\n\r\n"
+    for bad in (b"data: \xff\r\n\r\n", b"data: " + b"x" * 100 + b"\r\n\r\n"):
+        decoder = SSEDecoder(max_block_bytes=64)
+        with pytest.raises(SSEError) as err:
+            decoder.feed(good + bad + good)
+        assert [b.raw for b in err.value.completed] == [good]

@@ -43,7 +43,8 @@ class UrlConfig:
     dev_loopback_http: bool = True
     protected_domains: frozenset[str] = frozenset()  # registrable domains, e.g. "paypal.com"
     trusted_domains: frozenset[str] = frozenset()  # registrable domains trusted for this server
-    allowed_hosts: frozenset[str] = frozenset()  # if non-empty, only these hosts/domains are allowed
+    # If non-empty, only these hosts (or hosts under these domains) are allowed.
+    allowed_hosts: frozenset[str] = frozenset()
     safe_query_keys: frozenset[str] = frozenset()  # case-folded
     sensitive_query_keys: frozenset[str] = frozenset()  # case-folded
 

@@ -29,11 +29,11 @@ _RANK = {Action.ALLOW: 0, Action.WARN: 1, Action.BLOCK: 2}
 class Reason(StrEnum):
     """Stable reason codes. Extend only with a documented reason (docs/policies.md)."""
 
-    SECRET_FIELD = "secret-field"
+    SECRET_FIELD = "secret-field"  # noqa: S105 - a reason code, not a secret
     OTP_FIELD = "otp-field"
     PAYMENT_FIELD = "payment-field"
     SENSITIVE_PII_FIELD = "sensitive-pii-field"
-    SECRET_VALUE = "secret-value"
+    SECRET_VALUE = "secret-value"  # noqa: S105 - a reason code, not a secret
     CLICKABLE_URL = "clickable-url"
     NON_HTTPS = "non-https"
     BAD_SCHEME = "bad-scheme"
@@ -79,8 +79,10 @@ class Finding:
 
 
 def json_path(*parts: str | int) -> str:
-    """Build a JSON path from keys and indexes: ``json_path("requestedSchema", "properties", "a.b")``
-    → ``$.requestedSchema.properties["a.b"]``. Keys that are not plain identifiers are quoted."""
+    """Build a JSON path from keys and indexes.
+
+    ``json_path("requestedSchema", "properties", "a.b")`` → ``$.requestedSchema.properties["a.b"]``:
+    keys that are not plain identifiers are quoted."""
     out = ["$"]
     for part in parts:
         if isinstance(part, int):
@@ -97,8 +99,8 @@ def json_path(*parts: str | int) -> str:
 class Decision:
     """The engine's verdict on one elicitation.
 
-    ``action`` is what the policy decided; ``enforced`` is False in shadow mode (``enforce: false``),
-    where the relay forwards everything but audits ``action`` as decided.
+    ``action`` is what the policy decided; ``enforced`` is False in shadow mode
+    (``enforce: false``), where the relay forwards everything but audits ``action`` as decided.
     """
 
     action: Action

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -31,13 +32,14 @@ import yaml
 
 from gateway.detect.config import FormConfig
 from gateway.detect.findings import Reason, Severity
-from gateway.detect.normalize import words
+from gateway.detect.normalize import fold, words
 
 __all__ = ["Category", "Hits", "Lexicon", "base_lexicon", "lexicon_for"]
 
-_MAX_PHRASE = 6
+_MAX_PHRASE = 8
 _CACHE_TEXT_MAX = 256
 _MAX_SCAN_CHARS = 65_536
+_PREFILTER_MIN = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,19 +87,35 @@ _CODE_WORD: _Key = ("@code_word", _STRONG)
 
 @dataclass(frozen=True, slots=True)
 class _Unit:
-    tokens: list[str]
+    words: list[str]  # the text's own words
+    tokens: list[str]  # its words, then those of its de-leeted variant (if any)
     grams: set[str]  # tokens plus adjacent tokens joined
     text: str  # tokens joined by single spaces
+
+
+_SEPARATORS_RE = re.compile(r"[\W_]+")
+# Digits and symbols inside a word read as letters: "passw0rd", "s3cr3t", "pa$$word".
+_LEET_RE = re.compile(r"(?<=[^\W\d_])[0-9@$]+(?=[^\W\d_])")
+_LEET = str.maketrans("0134578@$", "oieastbas")
+
+
+def _deleet(m: re.Match[str]) -> str:
+    return m.group().translate(_LEET)
 
 
 def _unit(text: str) -> _Unit:
     # Field names, titles and messages are short; the envelope caps params at Limits.max_bytes
     # (64 KiB by default). Past that, a keyword can only hide in text that is rejected anyway.
-    toks = words(text[:_MAX_SCAN_CHARS])
+    text = text[:_MAX_SCAN_CHARS]
+    own = words(text)
+    toks = own
+    deleeted = _LEET_RE.sub(_deleet, text)
+    if deleeted != text:
+        toks = own + words(deleeted)
     grams = set(toks)
     grams.update([a + b for a, b in itertools.pairwise(toks)])
     grams.update([a + b + c for a, b, c in zip(toks, toks[1:], toks[2:], strict=False)])
-    return _Unit(toks, grams, " ".join(toks))
+    return _Unit(own, toks, grams, " ".join(toks))
 
 
 @dataclass(slots=True)
@@ -108,6 +126,7 @@ class _Index:
     phrases: dict[str, list[tuple[tuple[str, ...], _Key]]] = field(default_factory=dict)
     stems: dict[_Key, set[str]] = field(default_factory=dict)
     stem_any: Any = None
+    any_term: Any = None
     stem_res: dict[_Key, Any] = field(default_factory=dict)
 
     def add_term(self, key: _Key, term: str) -> None:
@@ -135,11 +154,28 @@ class _Index:
     def compile(self) -> None:
         def alternation(items: Iterable[str]) -> Any:
             alts = sorted(set(items), key=len, reverse=True)
-            return re2.compile("|".join(re2.escape(s) for s in alts))
+            options = re2.Options()
+            options.max_mem = 32 << 20
+            return re2.compile("|".join(re2.escape(s) for s in alts), options)
 
         self.stem_res = {key: alternation(stems) for key, stems in self.stems.items() if stems}
         if self.stem_res:
             self.stem_any = alternation(s for stems in self.stems.values() for s in stems)
+        # Every term with its spaces removed: if none occurs in the squashed text, no bag can hit.
+        squashed = {t for t in self.singles} | {
+            s.replace(" ", "") for stems in self.stems.values() for s in stems
+        }
+        self.any_term = alternation(t for t in squashed if t)
+
+    def might_hit(self, text: str) -> bool:
+        """Cheap, conservative pre-check for long texts (no false negatives): every way a term can
+        match (a word, a phrase, adjacent words joined, a stem, letter spacing, camelCase) leaves
+        it as a substring of the folded text with all separators removed."""
+        view = _SEPARATORS_RE.sub("", fold(text))
+        deleeted = _LEET_RE.sub(_deleet, text)
+        if deleeted != text:
+            view += "|" + _SEPARATORS_RE.sub("", fold(deleeted))
+        return self.any_term.search(view) is not None
 
     def has(self, key: _Key) -> bool:
         return key in self.stems or any(key in keys for keys in self.singles.values())
@@ -213,8 +249,12 @@ class Lexicon:
         return self._scan(text)
 
     def _scan(self, text: str) -> Hits:
+        # Descriptions and messages are long and usually name nothing: skip tokenising them when
+        # no term can occur. (Short texts are keys and titles, whose genericity matters.)
+        if len(text) > _PREFILTER_MIN and not self._index.might_hit(text[:_MAX_SCAN_CHARS]):
+            return Hits()
         unit = _unit(text)
-        if not unit.tokens:
+        if not unit.words:
             return Hits(generic=True)
         found = self._index.hits(unit)
         if _ALLOW in found:
@@ -235,7 +275,7 @@ class Lexicon:
             gated=frozenset(gated),
             card_context=(_CARD_CONTEXT in found and "card_number" not in negated)
             or not self._payment.isdisjoint(strong),
-            generic=all(t in self._generic or t.isdigit() for t in unit.tokens),
+            generic=all(t in self._generic or t.isdigit() for t in unit.words),
             code_word=_CODE_WORD in found,
             negated=frozenset(negated),
         )

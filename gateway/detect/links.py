@@ -31,6 +31,13 @@ Decisions:
   (``microsoft.com.zip``) or a path they are.
 * ``e.g.``, ``i.e.``, version numbers (``v1.2.3``), decimals (``3.14``) and times (``10.30``) never
   end in a TLD, so they are not links; a bare dotted quad (``1.2.3.4``) is reported as ``ip``.
+* A name with non-ASCII letters also needs a real TLD (IDN TLDs such as ``.рф`` count). linkify-it
+  accepts any TLD after a Unicode label, but with ``。`` read as a dot that would make ordinary
+  Chinese and Japanese prose a link.
+* Dotted code identifiers that end in a TLD (``user.name``, ``ASP.NET``) are reported: we cannot
+  tell them from host names, and a false block here is cheaper than a missed link.
+* Past 4096 distinct dotted names in one text the finder stops and reports ``bare-domain``
+  (fail closed; real elicitations hold a handful).
 
 linkify-it-py itself was measured at ~16 s per MB of dotted text, so it is not run on input: this
 module uses RE2 patterns (linear time) and takes only linkify-it-py's TLD list.

@@ -116,6 +116,40 @@ def test_ordinary_forms_pass(message: str, props: dict[str, Any]) -> None:
     assert run(message, props) == []
 
 
+# Named false-positive guards (each a field someone will legitimately ask for).
+_REGRESSIONS = {
+    "token-count": {"type": "integer", "title": "Token count"},
+    "max-tokens": {"type": "integer", "title": "max_tokens"},
+    "password-policy-accepted": {"type": "boolean", "title": "Password policy accepted?"},
+    "secretary-name": {"type": "string", "title": "Secretary name"},
+    "api-key-name": {"type": "string", "title": "API key name"},
+    "sms-alerts": {"type": "boolean", "title": "sms_alerts"},
+    "require-2fa": {"type": "string", "title": "require_2fa", "enum": ["on", "off"]},
+    "password-hint": {"type": "string", "title": "Password hint"},
+    "forgot-password": {"type": "string", "title": "Forgot password?"},
+    "primary-key-column": {"type": "string", "title": "Primary key column"},
+    "public-key-fingerprint": {"type": "string", "title": "Public key fingerprint"},
+    "password-expiry-date": {"type": "string", "title": "Password expiry date"},
+    "pin-code-postal": {"type": "string", "title": "PIN code (postal)"},
+    "boarding-pass": {"type": "string", "title": "Boarding pass number"},
+    "promo-code": {"type": "string", "title": "Promo code"},
+    "error-code": {"type": "string", "title": "Error code"},
+    "keyword": {"type": "string", "title": "Keyword"},
+    "secret-arn": {"type": "string", "title": "Secret ARN"},
+    "credential-type": {"type": "string", "title": "Credential type"},
+    "session-name": {"type": "string", "title": "Session name"},
+    "expiry-days": {"type": "integer", "title": "Expiry (days)"},
+    "serial-number": {"type": "string", "title": "Serial number"},
+    "readme-filename": {"type": "string", "title": "File", "description": "e.g. README.md"},
+    "email-in-description": {"type": "string", "description": "Contact support@example.com"},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REGRESSIONS))
+def test_false_positive_guard(name: str) -> None:
+    assert run("Please fill in the details below.", {"field": _REGRESSIONS[name]}) == []
+
+
 # ---------------------------------------------------------------- secret fields
 
 

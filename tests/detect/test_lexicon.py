@@ -124,7 +124,21 @@ _POSITIVE = [
     ("ja", "マイナンバー", "sensitive_pii"),
     ("ko", "주민등록번호", "sensitive_pii"),
     # security-question answers
+    # more languages (nl, pl, tr, sv, ar, hi)
+    ("nl", "Wachtwoord", "secret"),
+    ("pl", "Hasło", "secret"),
+    ("tr", "Şifre", "secret"),
+    ("sv", "Lösenord", "secret"),
+    ("ar", "كلمة المرور", "secret"),
+    ("hi", "पासवर्ड", "secret"),
+    ("nl", "Verificatiecode", "otp"),
+    ("pl", "Kod weryfikacyjny", "otp"),
+    ("tr", "Doğrulama kodu", "otp"),
+    ("sv", "Verifieringskod", "otp"),
+    ("ar", "رمز التحقق", "otp"),
+    ("hi", "सत्यापन कोड", "otp"),
     ("en", "Mother's maiden name", "kba"),
+    ("de", "Geburtsname Ihrer Mutter", "kba"),
     ("en", "Answer to security question", "kba"),
     ("de", "Sicherheitsfrage", "kba"),
     ("es", "Respuesta de seguridad", "kba"),
@@ -196,6 +210,10 @@ def test_benign_lookalikes(lang: str, text: str) -> None:
         "pass_word",
         "PassWord",
         "pα$$word".replace("$", "s"),
+        "Passw0rd",  # digits and symbols inside a word read as letters
+        "p4ssw0rd",
+        "pa$$word",
+        "s3cr3t",
     ],
 )
 def test_obfuscated_secret_terms(text: str) -> None:
@@ -203,6 +221,11 @@ def test_obfuscated_secret_terms(text: str) -> None:
 
 
 # ---------------------------------------------------------------- gating, context, genericity
+
+
+def test_leet_view_does_not_change_genericity() -> None:
+    assert LEX.scan("input1").generic
+    assert LEX.scan("mp3 player").strong == frozenset()
 
 
 def test_generic_card_words_are_gated() -> None:
