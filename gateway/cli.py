@@ -41,6 +41,11 @@ def _build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="also reload the policy when its file changes (checked every SECONDS)",
     )
+    serve.add_argument(
+        "--audit-file",
+        default=None,
+        help="append the audit trail (gateway.audit) to this file instead of stdout",
+    )
     serve.add_argument("--log-level", default=None, help="debug, info, warning or error")
 
     check = sub.add_parser("check", help="evaluate elicitations (JSON lines on stdin)")

@@ -69,6 +69,7 @@ class Settings(_Strict):
     tokens: Tokens = Field(default_factory=Tokens)
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     policy_watch_interval: float | None = Field(default=None, gt=0)
+    audit_file: str | None = None  # the audit trail goes here instead of stdout
 
     @field_validator("listen")
     @classmethod

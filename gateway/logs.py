@@ -1,4 +1,9 @@
-"""structlog configuration: one JSON object per line, on stdout (default) or a file."""
+"""structlog configuration: one JSON object per line.
+
+Everything goes to stdout by default. The audit trail (logger ``gateway.audit``) can be sent to
+its own file instead (``--audit-file`` / ``audit_file:``), opened once in append mode and flushed
+after every line.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,23 @@ from typing import Any, TextIO
 
 import structlog
 
+AUDIT_LOGGER = "gateway.audit"
 
-def configure_logging(level: str = "info", stream: TextIO | None = None) -> None:
+
+class _RoutingFactory:
+    """structlog logger factory: the audit logger writes to its own stream when one is set."""
+
+    def __init__(self, default: TextIO, audit: TextIO | None) -> None:
+        self._default = structlog.WriteLogger(default)
+        self._audit = structlog.WriteLogger(audit) if audit is not None else self._default
+
+    def __call__(self, *args: Any) -> structlog.WriteLogger:
+        return self._audit if args and args[0] == AUDIT_LOGGER else self._default
+
+
+def configure_logging(
+    level: str = "info", stream: TextIO | None = None, audit_stream: TextIO | None = None
+) -> None:
     """JSON lines with an ISO UTC timestamp, the level and the event name."""
     structlog.configure(
         processors=[
@@ -22,7 +42,7 @@ def configure_logging(level: str = "info", stream: TextIO | None = None) -> None
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=structlog.WriteLoggerFactory(file=stream or sys.stdout),
+        logger_factory=_RoutingFactory(stream or sys.stdout, audit_stream),
         cache_logger_on_first_use=False,
     )
 

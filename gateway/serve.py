@@ -66,6 +66,7 @@ def _overrides(args: argparse.Namespace, upstream: str | None) -> dict[str, Any]
         "policy": args.policy,
         "log_level": args.log_level,
         "policy_watch_interval": args.watch_policy,
+        "audit_file": args.audit_file,
     }
     if upstream:
         out["upstreams"] = {SINGLE_UPSTREAM: {"url": upstream}}
@@ -124,7 +125,13 @@ def run_serve(args: argparse.Namespace) -> int:
                     raise ConfigError("--demo-upstream and --upstream are exclusive")
                 upstream = stack.enter_context(demo_upstream())
             settings = load_settings(args.config, _overrides(args, upstream))
-            configure_logging(settings.log_level)
+            audit_stream = None
+            if settings.audit_file:
+                # Line-buffered: every audit line reaches the file when it is written.
+                audit_stream = stack.enter_context(
+                    open(settings.audit_file, "a", encoding="utf-8", buffering=1)
+                )
+            configure_logging(settings.log_level, audit_stream=audit_stream)
             policy = _load_policy(settings.policy)
             keys = KeyRing.from_sources(args.key_file)
             asyncio.run(_run(settings, policy, keys))

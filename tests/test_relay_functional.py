@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+from typing import Any
 
 import aiohttp
 import pytest
@@ -503,3 +504,80 @@ async def test_modern_input_required_json_is_observed() -> None:
     ]
     assert all(e["era"] == "modern" and e["transport"] == "json" for e in seen)
     assert seen[0]["declared_modes"] == ["url"]
+
+
+# -- enforcement on the wire: replays, metrics ------------------------------------------------
+
+PASSWORD_FORM = {
+    "mode": "form",
+    "message": "Sign in again",
+    "requestedSchema": {"type": "object", "properties": {"password": {"type": "string"}}},
+}
+
+
+async def test_blocked_request_is_answered_once_even_when_replayed_after_resumption() -> None:
+    """The swallowed event's id still reaches the client (an id-only block), the server gets one
+    decline, and a replay of the same event on a resumed GET stream is swallowed again without a
+    second answer."""
+    event = (
+        b"id: 5:1\r\nevent: message\r\ndata: "
+        + json.dumps(
+            {"jsonrpc": "2.0", "id": 11, "method": "elicitation/create", "params": PASSWORD_FORM}
+        ).encode()
+        + b"\r\n\r\n"
+    )
+    answers: list[dict[str, Any]] = []
+
+    async def up(request: web.Request) -> web.StreamResponse:
+        if request.method == "POST":
+            body = json.loads(await request.read())
+            if "method" not in body:
+                answers.append(body)
+                return web.Response(status=202)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(event)
+        return resp
+
+    async with running(up) as h:
+        session = await h.initialize()
+        async with h.session.post(h.mcp, data=CALL, headers=session) as resp:
+            first = await resp.read()
+        replay = {**session, "Accept": "text/event-stream", "Last-Event-ID": "5:0"}
+        async with h.session.get(h.mcp, headers=replay) as resp:
+            second = await resp.read()
+    assert first == second == b"id: 5:1\r\n\r\n"  # the id moves on, nothing is dispatched
+    assert answers == [{"jsonrpc": "2.0", "id": 11, "result": {"action": "decline"}}]
+
+
+async def test_metrics_count_requests_decisions_and_reasons() -> None:
+    event = (
+        b"data: "
+        + json.dumps(
+            {"jsonrpc": "2.0", "id": 11, "method": "elicitation/create", "params": PASSWORD_FORM}
+        ).encode()
+        + b"\r\n\r\n"
+    )
+
+    async def up(request: web.Request) -> web.StreamResponse:
+        if "method" not in json.loads(await request.read()):
+            return web.Response(status=202)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(event)
+        return resp
+
+    async with running(up) as h:
+        session = await h.initialize()
+        async with h.session.post(h.mcp, data=CALL, headers=session) as resp:
+            await resp.read()
+        async with h.session.get(h.gateway_url + "/metrics") as resp:
+            text = await resp.text()
+    assert (
+        'gateway_elicitations_total{action="block",carrier="server-request",mode="form"} 1.0'
+        in text
+    )
+    assert 'gateway_elicitation_reasons_total{reason="secret-field"} 1.0' in text
+    assert 'gateway_requests_total{era="handshake",method="POST",status="2xx"} 2.0' in text
+    assert "gateway_decision_seconds_count 1.0" in text
+    assert "gateway_open_streams 0.0" in text

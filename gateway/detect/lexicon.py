@@ -162,8 +162,12 @@ class _Index:
         if self.stem_res:
             self.stem_any = alternation(s for stems in self.stems.values() for s in stems)
         # Every term with its spaces removed: if none occurs in the squashed text, no bag can hit.
-        squashed = {t for t in self.singles} | {
-            s.replace(" ", "") for stems in self.stems.values() for s in stems
+        squashed = {t for t, keys in self.singles.items() if any(k[1] != _NEGATIVE for k in keys)}
+        squashed |= {
+            s.replace(" ", "")
+            for key, stems in self.stems.items()
+            if key[1] != _NEGATIVE
+            for s in stems
         }
         self.any_term = alternation(t for t in squashed if t)
 

@@ -218,6 +218,7 @@ _CHEAP: tuple[tuple[str, re2._Regexp, tuple[str, ...]], ...] = (
 )
 
 
+_NEEDLES = frozenset(n for _, _, needles in _CHEAP for n in needles)
 _DOTS = {ord("\u3002"): ".", ord("\uff61"): ".", ord("\uff0e"): "."}
 
 
@@ -233,8 +234,9 @@ def link_kinds(text: str) -> list[str]:
     """The kinds of navigable link in ``text``, in a stable order, each once."""
     view = _view(text)
     kinds = _dangerous_kinds(view) if ":" in view else []
+    present = {n for n in _NEEDLES if n in view}
     for kind, regex, needles in _CHEAP:
-        if kind in kinds or not any(n in view for n in needles):
+        if kind in kinds or present.isdisjoint(needles):
             continue
         if regex.search(view) is not None:
             kinds.append(kind)

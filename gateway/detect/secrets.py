@@ -237,12 +237,18 @@ def _compile() -> tuple[tuple[_Compiled, ...], dict[str, tuple[int, ...]]]:
 
 
 _COMPILED, _BY_KEYWORD = _compile()
+# One linear pass answers "is any keyword here?" before the per-keyword substring tests.
+_ANY_KEYWORD = re2.compile(
+    "(?i)" + "|".join(re2.escape(k) for k in sorted(_BY_KEYWORD, key=len, reverse=True))
+)
 _MAX_CANDIDATES = 4096  # regex matches checked per rule and text (64 KiB of params holds fewer)
 
 
 def _selected(text: str) -> list[_Compiled]:
     """Rules with a keyword in ``text``: plain substring tests on the lower-cased text, which
     cost far less than a regex pass with one Python object per keyword occurrence."""
+    if _ANY_KEYWORD.search(text) is None:
+        return []
     lowered = text.lower()
     indexes = {i for kw, rules in _BY_KEYWORD.items() if kw in lowered for i in rules}
     return [_COMPILED[i] for i in sorted(indexes)]

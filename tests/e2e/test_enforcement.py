@@ -503,3 +503,19 @@ async def test_policy_reloads_under_load_without_failed_requests(
         assert sum(e.get("event") == "policy.reloaded" for e in lines) >= 5
         failed = [e for e in lines if e.get("event") == "policy.reload_failed"]
         assert failed and "actions" in failed[-1]["error"]
+
+
+async def test_audit_trail_can_go_to_its_own_file(
+    upstream: Peer, clients: ClientWorker, tmp_path: Path
+) -> None:
+    audit = tmp_path / "audit.jsonl"
+    async with start_gateway(upstream.url, tmp_path / "out.log", "--audit-file", str(audit)) as gw:
+        events = await clients.run(gw.url, MODERN, tool="demo_password")
+        assert "action=decline" in events[-1]["text"]
+        await asyncio.sleep(0.2)
+        stdout = read_log_events(tmp_path / "out.log")
+    lines = read_log_events(audit)
+    assert [e["event"] for e in lines] == ["elicitation.decision"]
+    assert lines[0]["action"] == "block" and lines[0]["logger"] == "gateway.audit"
+    assert not [e for e in stdout if e.get("logger") == "gateway.audit"]
+    assert any(e.get("event") == "gateway.started" for e in stdout)
