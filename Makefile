@@ -26,9 +26,9 @@ run: install
 	$(VENV)/bin/elicitation-gateway serve --listen 127.0.0.1:8080 --demo-upstream --policy policies/default.yaml
 
 lint: install
-	$(VENV)/bin/ruff check gateway tests bench
-	$(VENV)/bin/ruff format --check gateway tests bench
-	$(VENV)/bin/mypy gateway tests bench
+	$(VENV)/bin/ruff check gateway tests bench deploy
+	$(VENV)/bin/ruff format --check gateway tests bench deploy
+	$(VENV)/bin/mypy gateway tests bench deploy
 
 unit: install
 	$(VENV)/bin/pytest -q -m "not e2e and not conformance"

@@ -127,7 +127,10 @@ def make_app(
 
 def _mcp_handler(target: Target) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def handler(request: web.Request) -> web.StreamResponse:
-        response = await request.app[RELAY].handle(request, target)
+        relay = request.app[RELAY]
+        response = await relay.handle(request, target)
+        if relay.draining and not response.prepared:
+            response.force_close()  # no further requests on this connection while draining
         era = era_of_version(request.headers.get("MCP-Protocol-Version")).value
         request.app[METRICS].request(era, request.method, response.status)
         return response
@@ -186,6 +189,8 @@ async def _reachable(target: Target, timeout: float) -> bool:
 async def _readyz(request: web.Request) -> web.Response:
     """Ready once the config and policy are loaded; upstream reachability is reported (a TCP
     connect, cached for 2 s) but does not make the gateway unready."""
+    if request.app[RELAY].draining:
+        return web.json_response({"status": "draining"}, status=503)
     cache = request.app[READY_CACHE]
     now = time.monotonic()
     report: dict[str, Any] = {}

@@ -46,6 +46,18 @@ def _build_parser() -> argparse.ArgumentParser:
         default=None,
         help="append the audit trail (gateway.audit) to this file instead of stdout",
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes sharing the port (default: one per core)",
+    )
+    serve.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=None,
+        help="on SIGTERM, how long requests in flight may take to finish (default 20)",
+    )
     serve.add_argument("--log-level", default=None, help="debug, info, warning or error")
 
     check = sub.add_parser("check", help="evaluate elicitations (JSON lines on stdin)")

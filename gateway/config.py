@@ -70,6 +70,8 @@ class Settings(_Strict):
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     policy_watch_interval: float | None = Field(default=None, gt=0)
     audit_file: str | None = None  # the audit trail goes here instead of stdout
+    workers: int | None = Field(default=None, ge=1, le=256)  # None: one per core
+    drain_seconds: float = Field(default=20.0, ge=0, le=3600)
 
     @field_validator("listen")
     @classmethod

@@ -8,7 +8,9 @@ after every line.
 from __future__ import annotations
 
 import logging
+import os
 import sys
+from collections.abc import MutableMapping
 from typing import Any, TextIO
 
 import structlog
@@ -27,6 +29,12 @@ class _RoutingFactory:
         return self._audit if args and args[0] == AUDIT_LOGGER else self._default
 
 
+def _add_pid(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """Every line names its process (several workers may share one output)."""
+    event["pid"] = os.getpid()
+    return event
+
+
 def configure_logging(
     level: str = "info", stream: TextIO | None = None, audit_stream: TextIO | None = None
 ) -> None:
@@ -35,6 +43,7 @@ def configure_logging(
         processors=[
             structlog.contextvars.merge_contextvars,
             structlog.processors.add_log_level,
+            _add_pid,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.dict_tracebacks,
             structlog.processors.JSONRenderer(sort_keys=False),

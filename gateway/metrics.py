@@ -6,9 +6,17 @@ status classes, upstream names from the config): never anything a client or serv
 
 from __future__ import annotations
 
+import os
 from typing import Any, Final
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
 
 from gateway.detect.findings import Reason
 
@@ -71,7 +79,10 @@ class Metrics:
             registry=r,
         )
         self.open_streams = Gauge(
-            "gateway_open_streams", "SSE streams currently relayed.", registry=r
+            "gateway_open_streams",
+            "SSE streams currently relayed.",
+            registry=r,
+            multiprocess_mode="livesum",
         )
         self.policy_reloads = Counter(
             "gateway_policy_reloads",
@@ -104,4 +115,9 @@ class Metrics:
         self.requests.labels(era, method, f"{status // 100}xx").inc()
 
     def render(self) -> bytes:
+        """The exposition text; with several workers, the sum over all of them."""
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+            return generate_latest(registry)
         return generate_latest(self.registry)

@@ -110,10 +110,50 @@ class Relay:
         t = settings.timeouts
         self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=t.connect, sock_read=t.idle)
         self._response_timeout = t.response
+        # Drain bookkeeping: requests in flight and the SSE streams being relayed.
+        self.draining = False
+        self._in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._streams: dict[aiohttp.ClientResponse, str] = {}
+
+    # -- drain --------------------------------------------------------------------------------
+
+    def begin_drain(self) -> None:
+        """Stop being ready; end the standalone GET streams now (clients reconnect elsewhere,
+        resuming with Last-Event-ID); requests in flight, POST streams included, go on."""
+        self.draining = True
+        for upstream, kind in list(self._streams.items()):
+            if kind == "get":
+                upstream.close()
+
+    def end_streams(self) -> None:
+        """End every stream still open (the grace period is over), cleanly for the client."""
+        for upstream in list(self._streams):
+            upstream.close()
+
+    async def wait_idle(self, timeout: float) -> bool:
+        """Wait until no request is in flight; False on timeout."""
+        try:
+            async with asyncio.timeout(timeout):
+                await self._idle.wait()
+        except TimeoutError:
+            return False
+        return True
 
     # -- entry point ------------------------------------------------------------------------
 
     async def handle(self, request: web.Request, target: Target) -> web.StreamResponse:
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            return await self._handle(request, target)
+        finally:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._idle.set()
+
+    async def _handle(self, request: web.Request, target: Target) -> web.StreamResponse:
         if not self._guard.host_ok(request.headers.get("Host")):
             self._log.warning("request.rejected", reason="host-not-allowed", upstream=target.name)
             return jsonrpc_error(421, None, errors.INVALID_REQUEST, "Invalid Host header")
@@ -346,13 +386,18 @@ class Relay:
                 "get" if request.method == "GET" else "post"
             )
             out = web.StreamResponse(status=upstream.status, headers=headers)
+            if self.draining:
+                out.force_close()
             await out.prepare(request)
             self._metrics.open_streams.inc()
+            self._streams[upstream] = call.ctx.transport
             try:
-                await self._relay_sse(out, upstream, call)
+                if not (self.draining and call.ctx.transport == "get"):
+                    await self._relay_sse(out, upstream, call)
             except ConnectionResetError:
                 return out  # the client went away; handle() releases the upstream
             finally:
+                self._streams.pop(upstream, None)
                 self._metrics.open_streams.dec()
             with contextlib.suppress(ConnectionResetError, aiohttp.ClientConnectionResetError):
                 await out.write_eof()
@@ -477,7 +522,11 @@ class Relay:
             self._log.warning(
                 "upstream.protocol_error", upstream=call.target.name, error=exc.message
             )
-        except (TimeoutError, aiohttp.ClientPayloadError, aiohttp.ServerDisconnectedError) as exc:
+        except ConnectionResetError:
+            raise  # the client went away (handled by the caller)
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            if self.draining and upstream.closed:
+                return  # ended by the gateway itself (drain): a clean end, not an error
             self._metrics.upstream_errors.labels(call.target.name, "stream-broken").inc()
             self._log.warning(
                 "upstream.stream_broken", upstream=call.target.name, error=type(exc).__name__

@@ -32,12 +32,12 @@ import yaml
 
 from gateway.detect.config import FormConfig
 from gateway.detect.findings import Reason, Severity
-from gateway.detect.normalize import fold, words
+from gateway.detect.normalize import squash, words
 
 __all__ = ["Category", "Hits", "Lexicon", "base_lexicon", "lexicon_for"]
 
 _MAX_PHRASE = 8
-_CACHE_TEXT_MAX = 256
+_CACHE_TEXT_MAX = 1024
 _MAX_SCAN_CHARS = 65_536
 _PREFILTER_MIN = 64
 
@@ -93,7 +93,6 @@ class _Unit:
     text: str  # tokens joined by single spaces
 
 
-_SEPARATORS_RE = re.compile(r"[\W_]+")
 # Digits and symbols inside a word read as letters: "passw0rd", "s3cr3t", "pa$$word".
 _LEET_RE = re.compile(r"(?<=[^\W\d_])[0-9@$]+(?=[^\W\d_])")
 _LEET = str.maketrans("0134578@$", "oieastbas")
@@ -175,14 +174,11 @@ class _Index:
         """Cheap, conservative pre-check for long texts (no false negatives): every way a term can
         match (a word, a phrase, adjacent words joined, a stem, letter spacing, camelCase) leaves
         it as a substring of the folded text with all separators removed."""
-        view = _SEPARATORS_RE.sub("", fold(text))
+        view = squash(text)
         deleeted = _LEET_RE.sub(_deleet, text)
         if deleeted != text:
-            view += "|" + _SEPARATORS_RE.sub("", fold(deleeted))
+            view += "|" + squash(deleeted)
         return self.any_term.search(view) is not None
-
-    def has(self, key: _Key) -> bool:
-        return key in self.stems or any(key in keys for keys in self.singles.values())
 
     def hits(self, unit: _Unit) -> set[_Key]:
         out: set[_Key] = set()

@@ -97,7 +97,9 @@ _IPV4 = re2.compile(
 )
 _IPV6 = re2.compile(r"\[(?:[0-9a-f]{0,4}:){2,7}[0-9a-f.]{0,15}(?:%[0-9a-z]+)?\]")
 _DEFANGED = re2.compile(
-    r"[a-z0-9\x{80}-\x{10ffff}\-]\s?(?:\[\.\]|\(\.\)|\{\.\}|\[dot\]|\(dot\)|\{dot\}|\[\s\.\s\])\s?[a-z0-9\x{80}-\x{10ffff}]"
+    r"[a-z0-9\x{80}-\x{10ffff}\-]\s?"
+    r"(?:\[\.\]|\(\.\)|\{\.\}|\[dot\]|\(dot\)|\{dot\}|\[\s\.\s\])"
+    r"\s?[a-z0-9\x{80}-\x{10ffff}]"
     r"|\bhxxps?(?:://|\[://\]|\[:\]//)"
 )
 _SPOKEN_DOT = re2.compile(

@@ -28,7 +28,7 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
-__all__ = ["decode_layers", "fold", "has_invisible", "strip_invisible", "words"]
+__all__ = ["decode_layers", "fold", "has_invisible", "squash", "strip_invisible", "words"]
 
 # --- invisible characters --------------------------------------------------------------------
 
@@ -233,6 +233,17 @@ def words(text: str) -> list[str]:
         pre = _SPLIT_RE.sub(" ", pre)
     folded = _finish(pre)
     return (_PLAIN_TOKEN_RE if folded.isascii() else _TOKEN_RE).findall(folded)
+
+
+def squash(text: str) -> str:
+    """The folded words of ``text`` with nothing between them: ``"API-Key"`` → ``"apikey"``.
+
+    Every word, phrase, joined pair and stem that :func:`words`-based matching can find is a
+    substring of this view (splitting and letter-spacing merges only move separators), so it is
+    a sound, cheap pre-check for long texts.
+    """
+    folded = fold(text)
+    return "".join((_PLAIN_TOKEN_RE if folded.isascii() else _TOKEN_RE).findall(folded))
 
 
 # --- bounded decoding --------------------------------------------------------------------------

@@ -72,6 +72,7 @@ _PLACEHOLDER = re2.compile(
 )
 
 
+_IDENTIFIER = re2.compile(r"[a-z][a-z0-9]*(?:[_.\-][a-z0-9]+)+")
 _KEY_PARTS = (
     "api",
     "access",
@@ -116,6 +117,8 @@ def _generic_value_ok(match: re2._Match) -> bool:
         return False
     if value.isdigit() or len(set(value)) < 8:
         return False
+    if _IDENTIFIER.fullmatch(value) and sum(c.isdigit() for c in value) <= 2:
+        return False  # "oauth2_client_credentials", "my-service-account-01": names, not secrets
     is_hex = all(c in "0123456789abcdefABCDEF" for c in value)
     return shannon_entropy(value) >= (3.0 if is_hex else 3.5)
 

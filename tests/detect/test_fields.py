@@ -142,6 +142,11 @@ _REGRESSIONS = {
     "serial-number": {"type": "string", "title": "Serial number"},
     "readme-filename": {"type": "string", "title": "File", "description": "e.g. README.md"},
     "email-in-description": {"type": "string", "description": "Contact support@example.com"},
+    "reassurance-in-description": {
+        "type": "string",
+        "title": "Nickname",
+        "description": "We will never ask for your password.",
+    },
 }
 
 

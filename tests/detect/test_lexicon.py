@@ -184,6 +184,16 @@ _BENIGN = [
 ]
 
 
+_LONG = "Please read this carefully before you continue with the next step of the wizard: "
+
+
+@pytest.mark.parametrize(("lang", "text", "category"), _POSITIVE)
+def test_positive_terms_inside_long_text(lang: str, text: str, category: str) -> None:
+    """Long texts go through a squashed-text pre-check first: it must never hide a term."""
+    hits = LEX.scan(_LONG + text + " — thank you.")
+    assert category in hits.strong | hits.gated, (lang, text)
+
+
 @pytest.mark.parametrize(("lang", "text"), _BENIGN)
 def test_benign_lookalikes(lang: str, text: str) -> None:
     hits = LEX.scan(text)
@@ -221,6 +231,11 @@ def test_obfuscated_secret_terms(text: str) -> None:
 
 
 # ---------------------------------------------------------------- gating, context, genericity
+
+
+@pytest.mark.parametrize("text", ["yourPassword", "p a s s w o r d", "pa$$w0rd", "API-KEY"])
+def test_obfuscations_survive_the_long_text_pre_check(text: str) -> None:
+    assert "secret" in strong(_LONG + "enter " + text + " here")
 
 
 def test_leet_view_does_not_change_genericity() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 
 import aiohttp
 from aiohttp import web
@@ -30,25 +30,41 @@ _HOP = frozenset(
 
 
 @contextlib.asynccontextmanager
-async def round_robin(backends: Sequence[str]) -> AsyncIterator[tuple[str, list[str]]]:
-    """Serve ``/mcp`` on a free port; yield (its URL, the list of backends each request went to)."""
-    order = itertools.cycle(backends)
+async def round_robin(backends: list[str]) -> AsyncIterator[tuple[str, list[str]]]:
+    """Serve ``/mcp`` on a free port; yield (its URL, the list of backends each request went to).
+
+    ``backends`` may be changed while it runs (a rolling restart swaps one entry). A backend that
+    refuses the connection is skipped, as load balancers do (nothing was sent, so it is safe)."""
+    counter = itertools.count()
     log: list[str] = []
     timeout = aiohttp.ClientTimeout(total=None, sock_read=None)
-    async with aiohttp.ClientSession(timeout=timeout, auto_decompress=False) as client:
+    # A new connection per request, like nginx's default (no upstream keep-alive).
+    connector = aiohttp.TCPConnector(force_close=True)
+    async with aiohttp.ClientSession(
+        timeout=timeout, auto_decompress=False, connector=connector
+    ) as client:
 
-        async def forward(request: web.Request) -> web.StreamResponse:
-            backend = next(order)
-            log.append(backend)
+        async def connect(request: web.Request) -> aiohttp.ClientResponse:
             headers = [(k, v) for k, v in request.headers.items() if k.lower() not in _HOP]
             body = await request.read()
-            async with client.request(
-                request.method,
-                backend,
-                headers=headers,
-                data=body or None,
-                allow_redirects=False,
-            ) as upstream:
+            for attempt in range(len(backends)):
+                backend = backends[(next(counter) + attempt) % len(backends)]
+                try:
+                    response = await client.request(
+                        request.method,
+                        backend,
+                        headers=headers,
+                        data=body or None,
+                        allow_redirects=False,
+                    )
+                except aiohttp.ClientConnectorError:
+                    continue
+                log.append(backend)
+                return response
+            raise web.HTTPBadGateway
+
+        async def forward(request: web.Request) -> web.StreamResponse:
+            async with await connect(request) as upstream:
                 out = web.StreamResponse(
                     status=upstream.status,
                     headers=[(k, v) for k, v in upstream.headers.items() if k.lower() not in _HOP],
