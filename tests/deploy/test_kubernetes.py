@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import kubernetes_validate  # type: ignore[import-untyped]
+import kubernetes_validate
 import pytest
 import yaml
 
