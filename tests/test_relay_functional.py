@@ -581,3 +581,69 @@ async def test_metrics_count_requests_decisions_and_reasons() -> None:
     assert 'gateway_requests_total{era="handshake",method="POST",status="2xx"} 2.0' in text
     assert "gateway_decision_seconds_count 1.0" in text
     assert "gateway_open_streams 0.0" in text
+
+
+async def test_redirects_are_passed_to_the_client_not_followed() -> None:
+    async def up(_: web.Request) -> web.Response:
+        return web.Response(status=307, headers={"Location": "http://169.254.169.254/latest"})
+
+    async with (
+        running(up) as h,
+        h.session.post(h.mcp, data=CALL, headers=JSON_HEADERS, allow_redirects=False) as resp,
+    ):
+        assert resp.status == 307
+        assert resp.headers["Location"] == "http://169.254.169.254/latest"
+        assert len(h.seen) == 1  # the gateway did not follow it
+
+
+async def test_several_upstreams_are_served_under_their_names() -> None:
+    from aiohttp.test_utils import TestServer
+
+    from gateway.app import make_app
+    from gateway.config import Settings
+    from gateway.policy.loader import load_policy
+    from tests.relay_harness import DEFAULT_POLICY, TEST_KEYS
+
+    def upstream_app(name: str) -> web.Application:
+        async def answer(_: web.Request) -> web.Response:
+            body = {"jsonrpc": "2.0", "id": 7, "result": {"server": name}}
+            return web.json_response(body)
+
+        app = web.Application()
+        app.router.add_post("/mcp", answer)
+        return app
+
+    async with (
+        TestServer(upstream_app("a"), port=0) as a,
+        TestServer(upstream_app("b"), port=0) as b,
+    ):
+        settings = Settings.model_validate(
+            {
+                "upstreams": {
+                    "alpha": {"url": str(a.make_url("/mcp"))},
+                    "beta": {"url": str(b.make_url("/mcp"))},
+                }
+            }
+        )
+        app = make_app(settings, load_policy(DEFAULT_POLICY), TEST_KEYS)
+        async with TestServer(app, port=0) as gw, aiohttp.ClientSession() as http:
+            for name, expected in (("alpha", "a"), ("beta", "b")):
+                async with http.post(
+                    gw.make_url(f"/servers/{name}/mcp"), data=CALL, headers=JSON_HEADERS
+                ) as resp:
+                    assert (await resp.json())["result"] == {"server": expected}
+            async with http.post(gw.make_url("/mcp"), data=CALL, headers=JSON_HEADERS) as resp:
+                assert resp.status == 404  # no single upstream configured
+            async with http.get(gw.make_url("/readyz")) as resp:
+                report = await resp.json()
+            assert report["upstreams"] == {
+                "alpha": {"reachable": True},
+                "beta": {"reachable": True},
+            }
+
+
+def test_aiohttp_uses_its_c_http_parser() -> None:
+    """The pure-Python parser is slower and has had request-smuggling differences."""
+    from aiohttp import http_parser
+
+    assert http_parser.HttpRequestParser is http_parser.HttpRequestParserC  # type: ignore[attr-defined]
