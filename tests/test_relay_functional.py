@@ -646,4 +646,4 @@ def test_aiohttp_uses_its_c_http_parser() -> None:
     """The pure-Python parser is slower and has had request-smuggling differences."""
     from aiohttp import http_parser
 
-    assert http_parser.HttpRequestParser is http_parser.HttpRequestParserC  # type: ignore[attr-defined]
+    assert http_parser.HttpRequestParser is http_parser.HttpRequestParserC
