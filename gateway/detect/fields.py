@@ -74,11 +74,18 @@ def _facts(text: str, decode_depth: int) -> tuple[tuple[str, ...], tuple[str, ..
     return tuple(link_kinds(text)), secrets, has_invisible(text)
 
 
-def _text_findings(text: str, path: str, limits: Limits, *, uri_example: bool) -> list[Finding]:
+def _text_findings(
+    text: str, where: str | tuple[str | int, ...], limits: Limits, *, uri_example: bool
+) -> list[Finding]:
+    """Findings of one string; ``where`` is its JSON path or the parts of it (built only when
+    something is found: most strings hold nothing, and a 64 KiB form holds thousands)."""
     if len(text) <= _CACHE_TEXT_MAX:
         kinds, secrets, invisible = _cached_facts(text, limits.decode_depth)
     else:
         kinds, secrets, invisible = _facts(text, limits.decode_depth)
+    if not (kinds or secrets or invisible):
+        return []
+    path = where if isinstance(where, str) else json_path(*where)
     out = [
         Finding(
             Reason.CLICKABLE_URL,
@@ -273,14 +280,14 @@ def _field_findings(
 
 def _property_text_findings(key: str, spec: object, limits: Limits) -> list[Finding]:
     base = ("requestedSchema", "properties", key)
-    out = _text_findings(key, json_path(*base), limits, uri_example=False)
+    out = _text_findings(key, base, limits, uri_example=False)
     if not isinstance(spec, Mapping):
         return out
     fmt = spec.get("format")
     uri_field = isinstance(fmt, str) and fmt.strip().lower() in _URI_FORMATS
     for parts, text in _visible_strings(spec, base, 3, limits):
         example = uri_field and len(parts) > 3 and parts[3] in _EXAMPLE_KEYS
-        out.extend(_text_findings(text, json_path(*parts), limits, uri_example=example))
+        out.extend(_text_findings(text, parts, limits, uri_example=example))
     return out
 
 
@@ -299,7 +306,7 @@ def check_form(params: Mapping[str, Any], cfg: FormConfig, limits: Limits) -> li
         for key, value in schema.items():
             if isinstance(key, str) and key not in ("properties", *_HIDDEN_KEYS):
                 for parts, text in _visible_strings(value, ("requestedSchema", key), 2, limits):
-                    out.extend(_text_findings(text, json_path(*parts), limits, uri_example=False))
+                    out.extend(_text_findings(text, parts, limits, uri_example=False))
         props = schema.get("properties")
         if isinstance(props, Mapping):
             for key, spec in props.items():

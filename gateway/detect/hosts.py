@@ -2,7 +2,8 @@
 
 ``check_host(host, raw_host, cfg)`` judges the host a browser would open (``host``: the WHATWG
 canonical form, A-labels or an IP) together with the host as written in the URL (``raw_host``).
-Everything is offline: the public suffix list is tldextract's bundled snapshot, confusables come
+Everything is offline: the public suffix list is tldextract's bundled snapshot (read by
+``gateway.detect.psl`` without importing tldextract), confusables come
 from ``gateway/data/confusables.txt`` (UTS #39), script properties from the ``regex`` module.
 
 Checks, in order (every finding has path ``$.url`` and ``detail`` naming the check):
@@ -46,10 +47,9 @@ import idna
 import regex
 
 from gateway.detect.findings import Finding, Reason, Severity
+from gateway.detect.psl import split_host
 
 if TYPE_CHECKING:
-    import tldextract
-
     from gateway.detect.config import UrlConfig
 
 PATH: Final = "$.url"
@@ -82,15 +82,6 @@ _MIN_EDIT_LEN: Final = 6  # Damerau distance 1 only for brands at least this lon
 # ---------------------------------------------------------------- public suffix list (offline)
 
 
-@functools.cache
-def _extractor() -> tldextract.TLDExtract:
-    import tldextract  # noqa: PLC0415 - heavy import (~300 ms), done once on first use
-
-    return tldextract.TLDExtract(
-        suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True
-    )
-
-
 @functools.lru_cache(maxsize=8192)
 def registrable_domain(host: str) -> str | None:
     """The registrable domain (eTLD+1, PSL private section included) of a host, or None for IPs,
@@ -99,8 +90,8 @@ def registrable_domain(host: str) -> str | None:
     name = host.strip().rstrip(".").lower()
     if not name or name.startswith("[") or _ip_of(name) is not None:
         return None
-    result = _extractor()(name).top_domain_under_public_suffix
-    return str(result) or None
+    label, suffix = split_host(name)
+    return f"{label}.{suffix}" if label and suffix else None
 
 
 # ---------------------------------------------------------------- confusables and scripts
@@ -208,7 +199,7 @@ def _fold(s: str) -> str:
 
 def _label_of(domain: str) -> str:
     """The registrable label: ``paypal`` for ``paypal.com``, ``amazon`` for ``amazon.co.uk``."""
-    suffix = str(_extractor()(domain).suffix)
+    suffix = split_host(domain)[1]
     return domain[: -len(suffix) - 1] if suffix and domain.endswith("." + suffix) else domain
 
 

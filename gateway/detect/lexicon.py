@@ -290,10 +290,19 @@ def _category(name: str, spec: Mapping[str, Any]) -> Category:
     )
 
 
+_YAML_LOADER: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
+    yaml, "CSafeLoader", yaml.SafeLoader
+)
+
+
 @functools.cache
 def _data() -> Mapping[str, Any]:
     raw = resources.files("gateway").joinpath("data/lexicon.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(raw)
+    loader = _YAML_LOADER(raw)  # a safe loader; libyaml's is ~6x faster than pure Python
+    try:
+        data = loader.get_single_data()
+    finally:
+        loader.dispose()
     if not isinstance(data, dict) or "categories" not in data:
         raise ValueError("lexicon.yaml: missing 'categories'")
     return data
