@@ -37,5 +37,14 @@ unit: install
 test: install conformance-deps lint
 	$(VENV)/bin/pytest -q
 
+## The proxy benchmark (bench/run.py): needs nginx (and optionally wrk) from Debian packages.
+bench: install
+	$(PY) -m pip install -q -c constraints.txt -e '.[dev,bench]'
+	command -v nginx >/dev/null || (apt-get update -qq && apt-get install -y -qq nginx wrk)
+	$(PY) bench/run.py
+
+demo: install
+	$(VENV)/bin/elicitation-gateway demo
+
 clean:
 	rm -rf $(VENV) $(CONF_DIR)/node_modules .mypy_cache .ruff_cache .pytest_cache .hypothesis
