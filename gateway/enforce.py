@@ -220,15 +220,7 @@ class Enforcer:
     def _block_reply(self, request_id: Any, decision: Decision, policy: Policy) -> dict[str, Any]:
         answer = policy.enforcement.block_response
         if answer == "error":
-            return {
-                "jsonrpc": "2.0",
-                "id": request_id,
-                "error": {
-                    "code": errors.GATEWAY_POLICY_BLOCKED,
-                    "message": "Elicitation blocked by gateway policy",
-                    "data": {"reasons": decision.reasons},
-                },
-            }
+            return self._policy_error(request_id, decision.reasons)
         return {"jsonrpc": "2.0", "id": request_id, "result": {"action": answer}}
 
     def _server_request(

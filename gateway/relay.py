@@ -185,8 +185,14 @@ class Relay:
             return jsonrpc_error(
                 exc.http_status, msg.id if msg else None, exc.jsonrpc_code, exc.message
             )
+        return await self._exchange(request, request.method, request.query_string, call, body)
+
+    async def _exchange(
+        self, request: web.Request, method: str, query: str, call: _Call, body: bytes | None
+    ) -> web.StreamResponse:
+        """One upstream request and the relayed response (the connection is released after)."""
         try:
-            upstream = await self._open(request.method, request.query_string, call, body)
+            upstream = await self._open(method, query, call, body)
         except UpstreamUnavailable as exc:
             return self._unavailable(call, exc)
         try:
@@ -487,14 +493,7 @@ class Relay:
         self, request: web.Request, call: _Call, outcome: ServerOutcome
     ) -> web.StreamResponse:
         """Every input request of a 2026 round was blocked: retry upstream with declines."""
-        try:
-            upstream = await self._open("POST", "", call, dumps(outcome.retry))
-        except UpstreamUnavailable as exc:
-            return self._unavailable(call, exc)
-        try:
-            return await self._respond(request, upstream, call)
-        finally:
-            upstream.close()
+        return await self._exchange(request, "POST", "", call, dumps(outcome.retry))
 
     # -- SSE --------------------------------------------------------------------------------
 
