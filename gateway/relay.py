@@ -37,6 +37,7 @@ from gateway.jsonrpc import (
     parse_json,
     parse_message,
 )
+from gateway.markers import needs_inspection
 from gateway.metrics import Metrics
 from gateway.observe import Exchange, Observer
 from gateway.seal import KeyRing, SealError
@@ -429,6 +430,8 @@ class Relay:
         if not body:
             return web.Response(status=upstream.status, headers=headers, body=body)
         ok = 200 <= upstream.status < 300
+        if call.ctx.retry_id is None and not needs_inspection(body):
+            return web.Response(status=upstream.status, headers=headers, body=body)
         try:
             msg = self._inspectable(body, ok=ok, media=media)
         except ProtocolError as exc:
@@ -536,7 +539,7 @@ class Relay:
     ) -> bool:
         """Inspect and forward blocks; True when the stream was handed over to a retry."""
         for block in blocks:
-            if not block.data:
+            if not block.data or (call.ctx.retry_id is None and not needs_inspection(block.raw)):
                 await out.write(block.raw)
                 continue
             msg = parse_message(block.data, max_bytes=self._max_event, max_depth=self._max_depth)

@@ -647,3 +647,23 @@ def test_aiohttp_uses_its_c_http_parser() -> None:
     from aiohttp import http_parser
 
     assert http_parser.HttpRequestParser is http_parser.HttpRequestParserC
+
+
+async def test_large_bodies_that_cannot_carry_an_elicitation_are_not_parsed() -> None:
+    """Above 64 KiB, bytes without any elicitation marker pass unparsed (and byte-exact);
+    with a marker they are parsed strictly as always."""
+    tools = [{"name": f"t{i}", "description": "d" * 200} for i in range(400)]
+    clean = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"tools": tools}}).encode()
+    clean = clean[:-1] + b', "x": 1, "x": 2}'  # even a duplicate key: it cannot matter here
+    risky = clean.replace(b'"t1"', b'"elicitation"')
+    bodies = iter([clean, risky])
+
+    async def up(_: web.Request) -> web.Response:
+        return web.Response(body=next(bodies), content_type="application/json")
+
+    async with running(up) as h:
+        async with h.session.post(h.mcp, data=CALL, headers=JSON_HEADERS) as resp:
+            assert resp.status == 200
+            assert await resp.read() == clean
+        async with h.session.post(h.mcp, data=CALL, headers=JSON_HEADERS) as resp:
+            assert resp.status == 502  # the duplicate key is refused once it could matter

@@ -117,13 +117,25 @@ def _visible_strings(
         return
     if isinstance(node, str):
         yield parts, node
-    elif isinstance(node, Mapping):
+        return
+    # Strings among the children are yielded here (no generator per string: an enum holds
+    # hundreds); they obey the same depth limit as in a recursive call.
+    leaf_ok = depth + 1 <= limits.max_depth
+    if isinstance(node, Mapping):
         for key, value in node.items():
             if isinstance(key, str) and key not in _HIDDEN_KEYS:
-                yield from _visible_strings(value, (*parts, key), depth + 1, limits)
+                if isinstance(value, str):
+                    if leaf_ok:
+                        yield (*parts, key), value
+                elif isinstance(value, Mapping | list):
+                    yield from _visible_strings(value, (*parts, key), depth + 1, limits)
     elif isinstance(node, list):
         for i, item in enumerate(node[: max(limits.max_enum, 1)]):
-            yield from _visible_strings(item, (*parts, i), depth + 1, limits)
+            if isinstance(item, str):
+                if leaf_ok:
+                    yield (*parts, i), item
+            elif isinstance(item, Mapping | list):
+                yield from _visible_strings(item, (*parts, i), depth + 1, limits)
 
 
 def _types(spec: Mapping[str, Any]) -> set[str]:

@@ -110,26 +110,35 @@ def _form_inspectable(params: Mapping[str, Any]) -> bool:
 
 
 def _limit_findings(params: Any, limits: Limits) -> list[Finding]:
-    """Depth and string length over the whole object, iteratively (hostile input: no recursion)."""
+    """Depth and string length over the whole object, iteratively (hostile input: no recursion).
+
+    Strings are checked where their container is expanded (no stack entry, no path per string):
+    a 64 KiB form can hold thousands of them."""
     out: list[Finding] = []
     too_deep = False
+    max_string, max_depth = limits.max_string, limits.max_depth
+    if isinstance(params, str):
+        if len(params) > max_string:
+            out.append(Finding(_BIG, "$", detail="string"))
+        return out
     stack: list[tuple[Any, tuple[Part, ...]]] = [(params, ())]
     while stack:
         node, path = stack.pop()
-        if isinstance(node, str):
-            if len(node) > limits.max_string:
-                out.append(Finding(_BIG, json_path(*path), detail="string"))
-            continue
         if not isinstance(node, dict | list):
             continue
-        if len(path) >= limits.max_depth:
+        if len(path) >= max_depth:
             too_deep = True
             continue
         items = node.items() if isinstance(node, dict) else enumerate(node)
         for key, value in items:
-            if isinstance(key, str) and len(key) > limits.max_string:
+            if isinstance(key, str) and len(key) > max_string:
                 out.append(Finding(_BIG, json_path(*path), detail="key"))
-            stack.append((value, (*path, key if isinstance(key, str | int) else str(key))))
+            if isinstance(value, str):
+                if len(value) > max_string:
+                    part = key if isinstance(key, str | int) else str(key)
+                    out.append(Finding(_BIG, json_path(*path, part), detail="string"))
+            elif isinstance(value, dict | list):
+                stack.append((value, (*path, key if isinstance(key, str | int) else str(key))))
     if too_deep:
         out.append(Finding(_BIG, "$", detail="depth"))
     out.sort(key=lambda f: f.path)
