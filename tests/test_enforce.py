@@ -443,3 +443,13 @@ def test_findings_in_outbound_audit_name_paths() -> None:
         modern(), "declined-by-gateway", [Finding(Reason.SECRET_VALUE, "$.content.x")]
     )
     assert record["findings"] == [{"reason": "secret-value", "path": "$.content.x"}]
+
+
+def test_url_required_warned_entries_are_kept_and_marked() -> None:
+    enforcer, audit = make()
+    idn = {"mode": "url", "message": "Shop", "url": "https://bücher.de/", "elicitationId": "e5"}
+    out = enforcer.server_message(handshake(), url_required(idn, GOOD_URL))
+    [first, second] = sent(out)["error"]["data"]["elicitations"]
+    assert first["_meta"][WARNING_META_KEY]["reasons"] == ["idn-host"]
+    assert second == GOOD_URL
+    assert [r["action"] for r in audit.records] == ["warn", "allow"]

@@ -667,3 +667,62 @@ async def test_large_bodies_that_cannot_carry_an_elicitation_are_not_parsed() ->
             assert await resp.read() == clean
         async with h.session.post(h.mcp, data=CALL, headers=JSON_HEADERS) as resp:
             assert resp.status == 502  # the duplicate key is refused once it could matter
+
+
+async def test_all_blocked_round_inside_an_sse_response_is_retried_into_the_same_stream() -> None:
+    """2026, SSE: a progress notification, then a round whose only request is blocked. The
+    gateway retries upstream itself (with a decline) and the client gets the final result on
+    the same stream, under its own id, without ever seeing the blocked request."""
+    retries: list[dict[str, Any]] = []
+
+    async def up(request: web.Request) -> web.StreamResponse:
+        body = json.loads(await request.read())
+        if "inputResponses" in body["params"]:
+            retries.append(body)
+            return web.json_response(
+                {
+                    "jsonrpc": "2.0",
+                    "id": body["id"],
+                    "result": {"resultType": "complete", "content": []},
+                }
+            )
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}}
+        result = {
+            "jsonrpc": "2.0",
+            "id": body["id"],
+            "result": {
+                "resultType": "input_required",
+                "requestState": "s1",
+                "inputRequests": {"p": {"method": "elicitation/create", "params": PASSWORD_FORM}},
+            },
+        }
+        for message in (progress, result):
+            await resp.write(b"data: " + json.dumps(message).encode() + b"\r\n\r\n")
+        return resp
+
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 41,
+        "method": "tools/call",
+        "params": {"name": "t", "arguments": {}, "_meta": meta},
+    }
+    headers = {**JSON_HEADERS, "MCP-Protocol-Version": "2026-07-28"}
+    async with running(up) as h, h.session.post(h.mcp, json=call, headers=headers) as resp:
+        text = await resp.text()
+    messages = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+    assert [m.get("method") for m in messages] == ["notifications/progress", None]
+    assert messages[-1] == {
+        "jsonrpc": "2.0",
+        "id": 41,
+        "result": {"resultType": "complete", "content": []},
+    }
+    [retry] = retries
+    assert retry["id"] != 41
+    assert retry["params"]["inputResponses"] == {"p": {"action": "decline"}}
+    assert retry["params"]["requestState"] == "s1"
