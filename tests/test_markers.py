@@ -50,7 +50,7 @@ def test_every_carrier_is_caught_however_it_is_spelled(
 @settings(max_examples=300, deadline=None)
 @given(
     st.recursive(
-        st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+        st.none() | st.booleans() | st.integers(-(2**63), 2**63) | st.text(max_size=20),
         lambda inner: (
             st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4)
         ),
