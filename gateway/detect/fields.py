@@ -276,11 +276,12 @@ def _field_findings(
         if isinstance(key, str) and isinstance(spec, Mapping)
     ]
     cardish = [f.cardish for f in fields]
+    n_cardish = sum(cardish)  # counted once: "any other field cardish" per field was O(n²)
     out: list[Finding] = []
     for i, f in enumerate(fields):
         if not f.value_entry or f.allowed:
             continue
-        others = any(c for j, c in enumerate(cardish) if j != i)
+        others = n_cardish - cardish[i] > 0
         card_ok = not cfg.card_context_required or msg_hits.card_context or others
         result = _classify(f, lex, card_ok=card_ok, message=msg_category)
         if result is not None:

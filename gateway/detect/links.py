@@ -237,7 +237,7 @@ def link_kinds(text: str) -> list[str]:
     view = _view(text)
     kinds = _dangerous_kinds(view) if ":" in view else []
     present = {n for n in _NEEDLES if n in view}
-    for kind, regex, needles in _CHEAP:
+    for kind, regex, needles in _CHEAP if present else ():
         if kind in kinds or present.isdisjoint(needles):
             continue
         if regex.search(view) is not None:

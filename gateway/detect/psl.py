@@ -49,10 +49,20 @@ def _trie() -> _Node:
     public, _, private = _snapshot().partition(_SEPARATOR)
     root = _Node()
     for text, is_private in ((public, False), (private, True)):
-        for m in _RULE_RE.finditer(text):
+        # Line by line is _RULE_RE.finditer over the text (its ^ is a line start, [\S] never
+        # crosses a newline); comment and blank lines cannot match and are skipped unparsed.
+        for line in text.split("\n"):
+            if not line or line[0] == "/":
+                continue
+            m = _RULE_RE.match(line)
+            if m is None:
+                continue
             node = root
             for label in reversed(m.group("suffix").split(".")):
-                node = node.matches.setdefault(label, _Node())
+                child = node.matches.get(label)
+                if child is None:
+                    child = node.matches[label] = _Node()
+                node = child
             node.end = True
             node.private = is_private
     return root
