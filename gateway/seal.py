@@ -155,10 +155,13 @@ class KeyRing:
         """Decrypt and check a token; raise :class:`SealError` on any failure."""
         if not token.startswith(prefix):
             raise SealError("invalid")
+        body = token[len(prefix) :]
         try:
-            raw = b64u_decode(token[len(prefix) :])
+            raw = b64u_decode(body)
         except (binascii.Error, ValueError) as exc:
             raise SealError("invalid") from exc
+        if b64u(raw) != body:  # one spelling per token: no non-canonical base64 variants
+            raise SealError("invalid")
         if len(raw) < _KID_LEN + _NONCE_LEN + 16:
             raise SealError("invalid")
         kid, nonce, sealed = raw[:_KID_LEN], raw[_KID_LEN : _KID_LEN + _NONCE_LEN], raw[16:]

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -28,8 +29,11 @@ REQUEST_TTL: Final = 24 * 3600.0  # a user may leave a form open for a long time
 STATE_TTL: Final = 3600.0
 
 
+@functools.lru_cache(maxsize=4096)
 def credential_digest(authorization: str | None) -> str:
-    """Binding of tokens to the client's credential (the ``Authorization`` header value)."""
+    """Binding of tokens to the client's credential (the ``Authorization`` header value).
+
+    Cached: a client sends the same credential on every request (and most send none)."""
     return digest(authorization or "")
 
 
