@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import signal
-import sys
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,16 +27,13 @@ import pytest
 import pytest_asyncio
 
 from gateway.seal import b64u
+from tests.peers import procs
 from tests.peers.procs import (
-    LOOPBACK,
     ClientWorker,
     Peer,
-    free_port,
     read_log_events,
-    running,
     start_client_worker,
     start_upstream,
-    wait_for_health,
 )
 from tests.peers.roundrobin import round_robin
 
@@ -52,18 +48,12 @@ CANARY = "AKIAQYLPMN5HFIQR7XQZ"
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30)
 
 
-@contextlib.asynccontextmanager
-async def start_gateway(
+def start_gateway(
     upstream_url: str, log_path: Path, *args: str, keys: str = KEYS
-) -> AsyncIterator[Peer]:
-    port = free_port()
-    argv = [sys.executable, "-m", "gateway", "serve", "--listen", f"{LOOPBACK}:{port}"]
-    if not any(a == "--config" for a in args):
-        argv += ["--upstream", upstream_url]
-    argv += list(args)
-    async with running(argv, port, stdout_path=log_path, env={"GATEWAY_KEYS": keys}) as peer:
-        await wait_for_health(peer)
-        yield peer
+) -> contextlib.AbstractAsyncContextManager[Peer]:
+    """A gateway with this module's shared keys (``--config`` replaces ``--upstream``)."""
+    upstream = None if "--config" in args else upstream_url
+    return procs.start_gateway(upstream, *args, log_path=log_path, keys=keys)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,15 +18,12 @@ import pytest_asyncio
 
 from gateway.seal import b64u
 from tests.peers.procs import (
-    LOOPBACK,
     ClientWorker,
     Peer,
-    free_port,
     read_log_events,
-    running,
     start_client_worker,
+    start_gateway,
     start_upstream,
-    wait_for_health,
 )
 from tests.peers.roundrobin import round_robin
 
@@ -45,18 +41,8 @@ FLOWS: list[tuple[str, str, dict[str, Any], str]] = [
 ]
 
 
-@contextlib.asynccontextmanager
-async def gateway(
-    upstream: Peer, log: Path, *args: str, port: int | None = None
-) -> AsyncIterator[Peer]:
-    port = port or free_port()
-    argv = [sys.executable, "-m", "gateway", "serve", "--listen", f"{LOOPBACK}:{port}"]
-    argv += ["--upstream", upstream.url, *args]
-    async with running(
-        argv, port, stdout_path=log, env={"GATEWAY_KEYS": KEYS}, ready_timeout=60
-    ) as peer:
-        await wait_for_health(peer, 60)
-        yield peer
+def gateway(upstream: Peer, log: Path, *args: str) -> contextlib.AbstractAsyncContextManager[Peer]:
+    return start_gateway(upstream.url, *args, log_path=log, keys=KEYS, ready_timeout=60)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")

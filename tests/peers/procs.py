@@ -176,23 +176,26 @@ async def start_upstream(**flags: Any) -> AsyncIterator[Peer]:
 
 
 @contextlib.asynccontextmanager
-async def start_gateway(upstream_url: str, *extra_args: str, log_path: Path) -> AsyncIterator[Peer]:
-    """Run ``python -m gateway serve`` in front of ``upstream_url``; JSON log lines go to
-    ``log_path``. Ready once ``GET /healthz`` answers 200."""
+async def start_gateway(
+    upstream_url: str | None,
+    *extra_args: str,
+    log_path: Path,
+    keys: str | None = None,
+    ready_timeout: float = READY_TIMEOUT,
+) -> AsyncIterator[Peer]:
+    """Run ``python -m gateway serve`` on a free port, in front of ``upstream_url`` (None when
+    ``extra_args`` bring a ``--config``); JSON log lines go to ``log_path``; ``keys`` is the
+    ``GATEWAY_KEYS`` value shared by replicas. Ready once ``GET /healthz`` answers 200."""
     port = free_port()
-    argv = [
-        sys.executable,
-        "-m",
-        "gateway",
-        "serve",
-        "--listen",
-        f"{LOOPBACK}:{port}",
-        "--upstream",
-        upstream_url,
-        *extra_args,
-    ]
-    async with running(argv, port, stdout_path=log_path) as peer:
-        await wait_for_health(peer)
+    argv = [sys.executable, "-m", "gateway", "serve", "--listen", f"{LOOPBACK}:{port}"]
+    if upstream_url is not None:
+        argv += ["--upstream", upstream_url]
+    argv += extra_args
+    env = {"GATEWAY_KEYS": keys} if keys is not None else None
+    async with running(
+        argv, port, stdout_path=log_path, env=env, ready_timeout=ready_timeout
+    ) as peer:
+        await wait_for_health(peer, ready_timeout)
         yield peer
 
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import sys
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.peers.procs import LOOPBACK, Peer, free_port, running, wait_for_health
+from tests.peers.procs import Peer, start_gateway
 
 
 @dataclass(frozen=True)
@@ -43,13 +41,7 @@ def check_outcome(flow: Flow, events: list[dict[str, Any]]) -> None:
     assert sum(e["event"] == "elicit" for e in events) == flow.prompts, (flow, events)
 
 
-@contextlib.asynccontextmanager
-async def start_replica(upstream_url: str, log: Path, keys: str) -> AsyncIterator[Peer]:
-    port = free_port()
-    argv = [sys.executable, "-m", "gateway", "serve", "--listen", f"{LOOPBACK}:{port}"]
-    argv += ["--upstream", upstream_url, "--workers", "1"]
-    async with running(
-        argv, port, stdout_path=log, env={"GATEWAY_KEYS": keys}, ready_timeout=60
-    ) as peer:
-        await wait_for_health(peer, 60)
-        yield peer
+def start_replica(
+    upstream_url: str, log: Path, keys: str
+) -> contextlib.AbstractAsyncContextManager[Peer]:
+    return start_gateway(upstream_url, "--workers", "1", log_path=log, keys=keys, ready_timeout=60)
