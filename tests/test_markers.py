@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,7 @@ from gateway.jsonrpc import classify, parse_json
 from gateway.markers import FAST_PATH_MIN_BYTES, may_carry_elicitation, needs_inspection
 
 FORM = {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}
-CARRIERS = [
+CARRIERS: list[dict[str, Any]] = [
     {"jsonrpc": "2.0", "id": 1, "method": "elicitation/create", "params": FORM},
     {
         "jsonrpc": "2.0",
@@ -78,3 +79,13 @@ def test_only_large_clean_bodies_skip_parsing() -> None:
     assert not needs_inspection(big)
     assert needs_inspection(big.replace(b'"t1"', b'"elicitation"'))
     assert needs_inspection(b'{"jsonrpc":"2.0","id":1,"result":{}}')  # small: always parsed
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"])
+def test_json_in_utf16_or_utf32_is_always_inspected(encoding: str) -> None:
+    """Python's json.loads (and so SDK clients) decodes UTF-16/32 JSON bytes: the ASCII words
+    are not in those bytes, so the NUL bytes must force a parse."""
+    padding = {"pad": "p" * FAST_PATH_MIN_BYTES}
+    raw = json.dumps({**CARRIERS[0], **padding}).encode(encoding)
+    assert json.loads(raw)["method"] == "elicitation/create"  # a client could read it …
+    assert needs_inspection(raw)  # … so the gateway never forwards it unparsed
