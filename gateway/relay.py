@@ -372,8 +372,7 @@ class Relay:
                 call.pending.client,
                 call.ctx.credential,
             )
-            call.ctx.session = upstream_sid
-            self._observer.session_started(call.x, upstream_sid)
+            call.ctx.session = call.x.session_id = upstream_sid
             out.append((SESSION_HEADER, seal_session(self._keys, claims)))
         # Otherwise (an error answer that minted a throw-away id) no session id is passed on.
         return out
@@ -386,8 +385,6 @@ class Relay:
         if encoding not in ("", "identity"):
             return self._fail_closed(call, "compressed upstream body")
         headers = self._response_headers(upstream, call)
-        if request.method == "DELETE" and 200 <= upstream.status < 300:
-            self._observer.sessions.forget(call.x.session_id)
         if media == SSE_CT:
             call.ctx.transport = call.x.extra["stream"] = (
                 "get" if request.method == "GET" else "post"
