@@ -8,7 +8,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import aiohttp
 from aiohttp import web
 from yarl import URL
 
@@ -23,9 +22,10 @@ from gateway.observe import Observer
 from gateway.policy.loader import Policy
 from gateway.relay import Relay, Target
 from gateway.seal import KeyRing
+from gateway.upstream import UpstreamClient
 
 SETTINGS = web.AppKey("settings", Settings)
-CLIENT = web.AppKey("client", aiohttp.ClientSession)
+CLIENT = web.AppKey("client", UpstreamClient)
 RELAY = web.AppKey("relay", Relay)
 TARGETS = web.AppKey("targets", dict[str, Target])
 READY_CACHE = web.AppKey("ready_cache", dict[str, tuple[float, bool]])
@@ -140,12 +140,9 @@ def _mcp_handler(target: Target) -> Callable[[web.Request], Awaitable[web.Stream
 
 async def _upstream_client(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
-    connector = aiohttp.TCPConnector(limit=0, limit_per_host=0, enable_cleanup_closed=True)
-    client = aiohttp.ClientSession(
-        connector=connector,
-        auto_decompress=False,
-        cookie_jar=aiohttp.DummyCookieJar(),
-        trust_env=False,
+    t = settings.timeouts
+    client = UpstreamClient(
+        connect_timeout=t.connect, response_timeout=t.response, idle_timeout=t.idle
     )
     app[CLIENT] = client
     logger = get_logger("gateway.relay")

@@ -18,7 +18,6 @@ from typing import Any, Final
 
 import aiohttp
 from aiohttp import web
-from multidict import CIMultiDict
 from yarl import URL
 
 from gateway import errors
@@ -43,11 +42,11 @@ from gateway.observe import Exchange, Observer
 from gateway.seal import KeyRing, SealError
 from gateway.sse import SSEBlock, SSEDecoder, SSEError, encode_event
 from gateway.tokens import SessionClaims, credential_digest, open_session, seal_session
+from gateway.upstream import UpstreamClient, UpstreamError, UpstreamResponse, UpstreamTimeout
 
 JSON_CT: Final = "application/json"
 SSE_CT: Final = "text/event-stream"
 SESSION_HEADER: Final = "Mcp-Session-Id"
-_SKIP_AUTO: Final = frozenset({"User-Agent", "Content-Type", "Accept"})
 _REPLY_HEADERS: Final = ("mcp-session-id", "mcp-protocol-version", "authorization")
 
 
@@ -88,7 +87,7 @@ class Relay:
         self,
         *,
         settings: Settings,
-        client: aiohttp.ClientSession,
+        client: UpstreamClient,
         observer: Observer,
         guard: HostGuard,
         logger: Any,
@@ -108,15 +107,12 @@ class Relay:
         self._max_response = limits.max_response_bytes
         self._max_event = limits.max_event_bytes
         self._max_depth = limits.max_json_depth
-        t = settings.timeouts
-        self._timeout = aiohttp.ClientTimeout(total=None, sock_connect=t.connect, sock_read=t.idle)
-        self._response_timeout = t.response
         # Drain bookkeeping: requests in flight and the SSE streams being relayed.
         self.draining = False
         self._in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self._streams: dict[aiohttp.ClientResponse, str] = {}
+        self._streams: dict[UpstreamResponse, str] = {}
 
     # -- drain --------------------------------------------------------------------------------
 
@@ -186,7 +182,8 @@ class Relay:
             return jsonrpc_error(
                 exc.http_status, msg.id if msg else None, exc.jsonrpc_code, exc.message
             )
-        return await self._exchange(request, request.method, request.query_string, call, body)
+        query = request.rel_url.raw_query_string
+        return await self._exchange(request, request.method, query, call, body)
 
     async def _exchange(
         self, request: web.Request, method: str, query: str, call: _Call, body: bytes | None
@@ -280,44 +277,36 @@ class Relay:
 
     async def _open(
         self, method: str, query: str, call: _Call, body: bytes | None
-    ) -> aiohttp.ClientResponse:
-        url = call.target.url
-        if query:
-            url = url.with_query(query)
+    ) -> UpstreamResponse:
         try:
-            async with asyncio.timeout(self._response_timeout):
-                return await self._client.request(
-                    method,
-                    url,
-                    headers=CIMultiDict(call.up_headers),
-                    data=body,
-                    allow_redirects=False,
-                    timeout=self._timeout,
-                    skip_auto_headers=_SKIP_AUTO,
-                    auto_decompress=False,
-                )
-        except TimeoutError as exc:
-            raise UpstreamUnavailable("upstream did not answer in time", timeout=True) from exc
-        except (aiohttp.ClientError, OSError) as exc:
-            raise UpstreamUnavailable(f"upstream unreachable: {type(exc).__name__}") from exc
+            return await self._client.request(
+                method, call.target.url, call.up_headers, body, query=query
+            )
+        except UpstreamTimeout as exc:
+            raise UpstreamUnavailable(str(exc), timeout=True) from exc
+        except UpstreamError as exc:
+            raise UpstreamUnavailable(str(exc)) from exc
 
     async def _reply_upstream(self, call: _Call, reply: Mapping[str, Any]) -> None:
         """POST a JSON-RPC response to the server on the client's behalf (a blocked
         elicitation's decline), in the client's session and with its credentials."""
         headers = [(n, v) for n, v in call.up_headers if n.lower() in _REPLY_HEADERS]
-        headers += [("Content-Type", JSON_CT), ("Accept", f"{JSON_CT}, {SSE_CT}")]
+        headers += [
+            ("Content-Type", JSON_CT),
+            ("Accept", f"{JSON_CT}, {SSE_CT}"),
+            ("Accept-Encoding", "identity"),
+        ]
         try:
-            async with asyncio.timeout(self._response_timeout):
-                resp = await self._client.post(
-                    call.target.url,
-                    headers=CIMultiDict(headers),
-                    data=dumps(reply),
-                    allow_redirects=False,
-                    timeout=self._timeout,
-                    skip_auto_headers=_SKIP_AUTO,
-                )
+            resp = await self._client.request("POST", call.target.url, headers, dumps(reply))
+            try:
+                # Read the (usually empty) answer so the connection can be reused; its
+                # content does not matter to anyone.
+                read = 0
+                while read <= self._max_response and (chunk := await resp.read()):
+                    read += len(chunk)
+            finally:
                 resp.close()
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        except UpstreamError as exc:
             self._log.warning(
                 "upstream.reply_failed", upstream=call.target.name, error=type(exc).__name__
             )
@@ -353,9 +342,7 @@ class Relay:
             "Upstream MCP server sent a response the gateway cannot inspect",
         )
 
-    def _response_headers(
-        self, upstream: aiohttp.ClientResponse, call: _Call
-    ) -> list[tuple[str, str]]:
+    def _response_headers(self, upstream: UpstreamResponse, call: _Call) -> list[tuple[str, str]]:
         """Downstream headers, with the upstream session id replaced by the sealed one."""
         headers = downstream_response_headers(upstream.headers.items())
         upstream_sid = upstream.headers.get(SESSION_HEADER)
@@ -378,7 +365,7 @@ class Relay:
         return out
 
     async def _respond(
-        self, request: web.Request, upstream: aiohttp.ClientResponse, call: _Call
+        self, request: web.Request, upstream: UpstreamResponse, call: _Call
     ) -> web.StreamResponse:
         media = _media_type(upstream.headers.get("Content-Type"))
         encoding = upstream.headers.get("Content-Encoding", "identity").strip().lower()
@@ -413,7 +400,7 @@ class Relay:
     async def _relay_body(
         self,
         request: web.Request,
-        upstream: aiohttp.ClientResponse,
+        upstream: UpstreamResponse,
         call: _Call,
         media: str,
         headers: list[tuple[str, str]],
@@ -469,20 +456,29 @@ class Relay:
                 raise ProtocolError(f"upstream body is not JSON-RPC: {exc.message}") from exc
             return None
 
-    async def _read_capped(self, upstream: aiohttp.ClientResponse) -> bytes:
+    async def _read_capped(self, upstream: UpstreamResponse) -> bytes:
         declared = upstream.content_length
         if declared is not None and declared > self._max_response:
             raise ProtocolError("upstream body too large")
-        body = bytearray()
         try:
-            async for chunk in upstream.content.iter_any():
-                body.extend(chunk)
+            first = await upstream.read()
+            if len(first) > self._max_response:
+                raise ProtocolError("upstream body too large")
+            if not first:
+                return first
+            rest = await upstream.read()
+            if not rest:
+                return first  # the whole body arrived at once: no copy
+            body = bytearray(first)
+            while rest:
+                body.extend(rest)
                 if len(body) > self._max_response:
                     raise ProtocolError("upstream body too large")
-        except TimeoutError as exc:
+                rest = await upstream.read()
+        except UpstreamTimeout as exc:
             raise UpstreamUnavailable("upstream body stalled", timeout=True) from exc
-        except aiohttp.ClientError as exc:
-            raise UpstreamUnavailable(f"upstream body broken: {type(exc).__name__}") from exc
+        except UpstreamError as exc:
+            raise UpstreamUnavailable(f"upstream body broken: {exc}") from exc
         return bytes(body)
 
     def _server_message(self, call: _Call, msg: Message, transport: str) -> ServerOutcome:
@@ -498,12 +494,12 @@ class Relay:
     # -- SSE --------------------------------------------------------------------------------
 
     async def _relay_sse(
-        self, out: web.StreamResponse, upstream: aiohttp.ClientResponse, call: _Call
+        self, out: web.StreamResponse, upstream: UpstreamResponse, call: _Call
     ) -> None:
         """Forward one upstream event stream into ``out``, block by block as it arrives."""
         decoder = SSEDecoder(max_block_bytes=self._max_event)
         try:
-            async for chunk in upstream.content.iter_any():
+            async for chunk in upstream.iter_chunks():
                 try:
                     blocks = decoder.feed(chunk)
                 except SSEError as exc:
@@ -523,7 +519,7 @@ class Relay:
             )
         except ConnectionResetError:
             raise  # the client went away (handled by the caller)
-        except (TimeoutError, aiohttp.ClientError) as exc:
+        except UpstreamError as exc:
             if self.draining and upstream.closed:
                 return  # ended by the gateway itself (drain): a clean end, not an error
             self._metrics.upstream_errors.labels(call.target.name, "stream-broken").inc()
