@@ -20,12 +20,42 @@ from __future__ import annotations
 from typing import Final
 
 FAST_PATH_MIN_BYTES: Final = 64 * 1024
-_MARKERS: Final = (b"elicitation", b"inputRequests", b"\\u", b"\x00")
+_WORDS: Final = (b"elicitation", b"inputRequests")
+_OVERLAP: Final = max(len(word) for word in _WORDS) - 1
 
 
 def may_carry_elicitation(raw: bytes) -> bool:
     """False only when ``raw`` cannot hold an elicitation in any carrier (see module doc)."""
-    return any(marker in raw for marker in _MARKERS)
+    return (
+        b"elicitation" in raw
+        or b"inputRequests" in raw
+        or b"\x00" in raw
+        # A backslash is found at memchr speed; the two-byte search is slow on large bodies.
+        or (b"\\" in raw and b"\\u" in raw)
+    )
+
+
+class MarkerScan:
+    """:func:`may_carry_elicitation` over a body that arrives in chunks, one chunk at a time
+    (so the scan runs while the rest of the body is still on its way). A word split across
+    chunks is found: each chunk is scanned together with the end of the one before."""
+
+    __slots__ = ("_tail", "found")
+
+    def __init__(self) -> None:
+        self.found = False
+        self._tail = b""
+
+    def feed(self, chunk: bytes) -> None:
+        if self.found or not chunk:
+            return
+        if self._tail:
+            # Only the seam needs the old tail: the chunk itself is scanned on its own.
+            seam = self._tail + chunk[:_OVERLAP]
+            self.found = may_carry_elicitation(seam)
+        self.found = self.found or may_carry_elicitation(chunk)
+        short = len(chunk) < _OVERLAP
+        self._tail = (self._tail + chunk)[-_OVERLAP:] if short else chunk[-_OVERLAP:]
 
 
 def needs_inspection(raw: bytes) -> bool:

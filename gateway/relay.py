@@ -36,7 +36,7 @@ from gateway.jsonrpc import (
     parse_json,
     parse_message,
 )
-from gateway.markers import needs_inspection
+from gateway.markers import FAST_PATH_MIN_BYTES, MarkerScan, needs_inspection
 from gateway.metrics import Metrics
 from gateway.observe import Exchange, Observer
 from gateway.seal import KeyRing, SealError
@@ -406,7 +406,7 @@ class Relay:
         headers: list[tuple[str, str]],
     ) -> web.StreamResponse:
         try:
-            body = await self._read_capped(upstream)
+            body, marked = await self._read_capped(upstream)
         except UpstreamUnavailable as exc:
             return self._unavailable(call, exc)
         except ProtocolError as exc:
@@ -414,7 +414,7 @@ class Relay:
         if not body:
             return web.Response(status=upstream.status, headers=headers, body=body)
         ok = 200 <= upstream.status < 300
-        if call.ctx.retry_id is None and not needs_inspection(body):
+        if call.ctx.retry_id is None and not marked and len(body) >= FAST_PATH_MIN_BYTES:
             return web.Response(status=upstream.status, headers=headers, body=body)
         try:
             msg = self._inspectable(body, ok=ok, media=media)
@@ -456,30 +456,28 @@ class Relay:
                 raise ProtocolError(f"upstream body is not JSON-RPC: {exc.message}") from exc
             return None
 
-    async def _read_capped(self, upstream: UpstreamResponse) -> bytes:
+    async def _read_capped(self, upstream: UpstreamResponse) -> tuple[bytes, bool]:
+        """The whole body (at most ``max_response_bytes``) and whether it may carry an
+        elicitation (markers scanned chunk by chunk while the rest is still arriving)."""
         declared = upstream.content_length
         if declared is not None and declared > self._max_response:
             raise ProtocolError("upstream body too large")
+        scan = MarkerScan()
+        chunks: list[bytes] = []
+        size = 0
         try:
-            first = await upstream.read()
-            if len(first) > self._max_response:
-                raise ProtocolError("upstream body too large")
-            if not first:
-                return first
-            rest = await upstream.read()
-            if not rest:
-                return first  # the whole body arrived at once: no copy
-            body = bytearray(first)
-            while rest:
-                body.extend(rest)
-                if len(body) > self._max_response:
+            while chunk := await upstream.read():
+                size += len(chunk)
+                if size > self._max_response:
                     raise ProtocolError("upstream body too large")
-                rest = await upstream.read()
+                scan.feed(chunk)
+                chunks.append(chunk)
         except UpstreamTimeout as exc:
             raise UpstreamUnavailable("upstream body stalled", timeout=True) from exc
         except UpstreamError as exc:
             raise UpstreamUnavailable(f"upstream body broken: {exc}") from exc
-        return bytes(body)
+        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return body, scan.found
 
     def _server_message(self, call: _Call, msg: Message, transport: str) -> ServerOutcome:
         self._observer.server_message(call.x, msg, transport=transport)
@@ -577,7 +575,7 @@ class Relay:
             if media == SSE_CT:
                 await self._relay_sse(out, upstream, call)
                 return
-            body = await self._read_capped(upstream)
+            body, _ = await self._read_capped(upstream)
             msg = self._inspectable(body, ok=200 <= upstream.status < 300, media=media)
             if msg is None:
                 await self._write_error_event(

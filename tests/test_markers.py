@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 
 from gateway.elicitation import from_server
 from gateway.jsonrpc import classify, parse_json
-from gateway.markers import FAST_PATH_MIN_BYTES, may_carry_elicitation, needs_inspection
+from gateway.markers import (
+    FAST_PATH_MIN_BYTES,
+    MarkerScan,
+    may_carry_elicitation,
+    needs_inspection,
+)
 
 FORM = {"message": "m", "requestedSchema": {"type": "object", "properties": {}}}
 CARRIERS: list[dict[str, Any]] = [
@@ -89,3 +94,34 @@ def test_json_in_utf16_or_utf32_is_always_inspected(encoding: str) -> None:
     raw = json.dumps({**CARRIERS[0], **padding}).encode(encoding)
     assert json.loads(raw)["method"] == "elicitation/create"  # a client could read it …
     assert needs_inspection(raw)  # … so the gateway never forwards it unparsed
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    body=st.binary(max_size=80)
+    | st.lists(
+        st.sampled_from([b"elicitation", b"inputRequests", b"\\u", b"\\", b"\x00", b"ab", b"n"])
+    ).map(b"".join),
+    cuts=st.lists(st.integers(min_value=0, max_value=200), max_size=12),
+)
+def test_scanning_chunk_by_chunk_agrees_with_scanning_the_whole(
+    body: bytes, cuts: list[int]
+) -> None:
+    scan = MarkerScan()
+    start = 0
+    for cut in [*sorted({min(c, len(body)) for c in cuts}), len(body)]:
+        scan.feed(body[start:cut])
+        start = cut
+    assert scan.found == may_carry_elicitation(body)
+
+
+@pytest.mark.parametrize("word", [b"elicitation", b"inputRequests", b"\\u"])
+def test_a_word_split_across_chunks_is_found(word: bytes) -> None:
+    body = b"x" * 100 + word + b"y" * 100
+    for at in range(100, 100 + len(word) + 1):
+        for chunk in (1, 3, 7, 50):
+            scan = MarkerScan()
+            scan.feed(body[: at - chunk])
+            scan.feed(body[at - chunk : at])
+            scan.feed(body[at:])
+            assert scan.found, (word, at, chunk)
