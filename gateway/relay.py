@@ -405,16 +405,23 @@ class Relay:
         media: str,
         headers: list[tuple[str, str]],
     ) -> web.StreamResponse:
+        streamable = call.ctx.retry_id is None
         try:
-            body, marked = await self._read_capped(upstream)
+            body, marked, done = await self._read_capped(
+                upstream, stop_at=FAST_PATH_MIN_BYTES if streamable else None
+            )
         except UpstreamUnavailable as exc:
             return self._unavailable(call, exc)
         except ProtocolError as exc:
             return self._fail_closed(call, exc.message)
+        if not done:  # a large head without markers: stream it (see _stream_body)
+            return await self._stream_body(
+                request, upstream, call, media=media, headers=headers, head=body
+            )
         if not body:
             return web.Response(status=upstream.status, headers=headers, body=body)
         ok = 200 <= upstream.status < 300
-        if call.ctx.retry_id is None and not marked and len(body) >= FAST_PATH_MIN_BYTES:
+        if streamable and not marked and len(body) >= FAST_PATH_MIN_BYTES:
             return web.Response(status=upstream.status, headers=headers, body=body)
         try:
             msg = self._inspectable(body, ok=ok, media=media)
@@ -456,9 +463,15 @@ class Relay:
                 raise ProtocolError(f"upstream body is not JSON-RPC: {exc.message}") from exc
             return None
 
-    async def _read_capped(self, upstream: UpstreamResponse) -> tuple[bytes, bool]:
-        """The whole body (at most ``max_response_bytes``) and whether it may carry an
-        elicitation (markers scanned chunk by chunk while the rest is still arriving)."""
+    async def _read_capped(
+        self,
+        upstream: UpstreamResponse,
+        *,
+        stop_at: int | None = None,
+    ) -> tuple[bytes, bool, bool]:
+        """The body (at most ``max_response_bytes``), whether it may carry an elicitation
+        (markers scanned chunk by chunk while the rest is still arriving) and whether it is
+        complete: reading stops early once ``stop_at`` bytes arrived, none of them marked."""
         declared = upstream.content_length
         if declared is not None and declared > self._max_response:
             raise ProtocolError("upstream body too large")
@@ -472,12 +485,96 @@ class Relay:
                     raise ProtocolError("upstream body too large")
                 scan.feed(chunk)
                 chunks.append(chunk)
+                if stop_at is not None and size >= stop_at and not scan.found:
+                    return b"".join(chunks), False, False
         except UpstreamTimeout as exc:
             raise UpstreamUnavailable("upstream body stalled", timeout=True) from exc
         except UpstreamError as exc:
             raise UpstreamUnavailable(f"upstream body broken: {exc}") from exc
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        return body, scan.found
+        return body, scan.found, True
+
+    async def _stream_body(
+        self,
+        request: web.Request,
+        upstream: UpstreamResponse,
+        call: _Call,
+        *,
+        media: str,
+        headers: list[tuple[str, str]],
+        head: bytes,
+    ) -> web.StreamResponse:
+        """Forward a large body as it arrives while its bytes cannot carry an elicitation.
+
+        The first ``FAST_PATH_MIN_BYTES`` held no marker, so they go out at once, and so does
+        every following chunk that holds none. Once a chunk holds one, the rest is held back
+        until the body is complete and inspected: when the message needs no change the held
+        bytes follow; otherwise (a rewrite, a block, anything unparseable) the client connection
+        is aborted mid-body, so the client never receives a complete, parseable message — a
+        proper prefix of a JSON text is never valid JSON.
+        """
+        out = web.StreamResponse(status=upstream.status, headers=headers)
+        if upstream.content_length is not None:
+            out.content_length = upstream.content_length
+        await out.prepare(request)
+        scan = MarkerScan()
+        scan.feed(head[-64:])
+        chunks = [head]
+        size = len(head)
+        held = 0
+        try:
+            await out.write(head)
+            while chunk := await upstream.read():
+                size += len(chunk)
+                if size > self._max_response:
+                    raise ProtocolError("upstream body too large")
+                chunks.append(chunk)
+                if not held:
+                    scan.feed(chunk)
+                    if not scan.found:
+                        await out.write(chunk)
+                        continue
+                held += 1
+            ok = 200 <= upstream.status < 300
+            if held and not await self._late_message_unchanged(call, b"".join(chunks), ok, media):
+                return self._abort(request, out, call, "body changed after streaming began")
+            for chunk in chunks[len(chunks) - held :]:
+                await out.write(chunk)
+            await out.write_eof()
+        except (UpstreamError, ProtocolError) as exc:
+            return self._abort(request, out, call, str(exc))
+        except ConnectionResetError:
+            pass  # the client went away; handle() releases the upstream
+        return out
+
+    async def _late_message_unchanged(self, call: _Call, body: bytes, ok: bool, media: str) -> bool:
+        """Inspect a body whose marker came after streaming began: may the rest follow?"""
+        try:
+            msg = self._inspectable(body, ok=ok, media=media)
+        except ProtocolError:
+            return False
+        if msg is None:
+            return True
+        outcome = self._server_message(call, msg, "json")
+        for reply in outcome.replies:
+            await self._reply_upstream(call, reply)
+        return not (
+            outcome.replies
+            or outcome.drop
+            or outcome.retry is not None
+            or outcome.message is not None
+        )
+
+    def _abort(
+        self, request: web.Request, out: web.StreamResponse, call: _Call, why: str
+    ) -> web.StreamResponse:
+        """End a response mid-body: the client sees a broken transfer, never a complete one."""
+        self._metrics.upstream_errors.labels(call.target.name, "protocol").inc()
+        self._log.warning("upstream.protocol_error", upstream=call.target.name, error=why)
+        out.force_close()
+        if request.transport is not None:
+            request.transport.abort()
+        return out
 
     def _server_message(self, call: _Call, msg: Message, transport: str) -> ServerOutcome:
         self._observer.server_message(call.x, msg, transport=transport)
@@ -575,7 +672,7 @@ class Relay:
             if media == SSE_CT:
                 await self._relay_sse(out, upstream, call)
                 return
-            body, _ = await self._read_capped(upstream)
+            body, _, _ = await self._read_capped(upstream)
             msg = self._inspectable(body, ok=200 <= upstream.status < 300, media=media)
             if msg is None:
                 await self._write_error_event(
