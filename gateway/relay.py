@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import aiohttp
@@ -68,6 +68,18 @@ def jsonrpc_error(
         body=error_response(request_id, code, message, data),
         content_type=JSON_CT,
     )
+
+
+@dataclass(slots=True)
+class _BodyRead:
+    """An upstream body as read so far: its chunks, their size and their marker scan."""
+
+    chunks: list[bytes] = field(default_factory=list)
+    size: int = 0
+    scan: MarkerScan = field(default_factory=MarkerScan)
+
+    def body(self) -> bytes:
+        return self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
 
 
 @dataclass(slots=True)
@@ -406,9 +418,10 @@ class Relay:
         headers: list[tuple[str, str]],
     ) -> web.StreamResponse:
         streamable = call.ctx.retry_id is None
+        read = _BodyRead()
         try:
-            body, marked, done = await self._read_capped(
-                upstream, stop_at=FAST_PATH_MIN_BYTES if streamable else None
+            done = await self._read_capped(
+                upstream, read, stop_at=FAST_PATH_MIN_BYTES if streamable else None
             )
         except UpstreamUnavailable as exc:
             return self._unavailable(call, exc)
@@ -416,12 +429,13 @@ class Relay:
             return self._fail_closed(call, exc.message)
         if not done:  # a large head without markers: stream it (see _stream_body)
             return await self._stream_body(
-                request, upstream, call, media=media, headers=headers, head=body
+                request, upstream, call, media=media, headers=headers, read=read
             )
+        body = read.body()
         if not body:
             return web.Response(status=upstream.status, headers=headers, body=body)
         ok = 200 <= upstream.status < 300
-        if streamable and not marked and len(body) >= FAST_PATH_MIN_BYTES:
+        if streamable and not read.scan.found and len(body) >= FAST_PATH_MIN_BYTES:
             return web.Response(status=upstream.status, headers=headers, body=body)
         try:
             msg = self._inspectable(body, ok=ok, media=media)
@@ -464,35 +478,34 @@ class Relay:
             return None
 
     async def _read_capped(
-        self,
-        upstream: UpstreamResponse,
-        *,
-        stop_at: int | None = None,
-    ) -> tuple[bytes, bool, bool]:
-        """The body (at most ``max_response_bytes``), whether it may carry an elicitation
-        (markers scanned chunk by chunk while the rest is still arriving) and whether it is
-        complete: reading stops early once ``stop_at`` bytes arrived, none of them marked."""
+        self, upstream: UpstreamResponse, read: _BodyRead, *, stop_at: int | None = None
+    ) -> bool:
+        """Read the body into ``read`` (at most ``max_response_bytes``, markers scanned chunk by
+        chunk while the rest is still arriving); True once complete. Reading stops early, with
+        False, once ``stop_at`` bytes arrived and none of them was marked."""
         declared = upstream.content_length
         if declared is not None and declared > self._max_response:
             raise ProtocolError("upstream body too large")
-        scan = MarkerScan()
-        chunks: list[bytes] = []
-        size = 0
+        while chunk := await self._next_chunk(upstream, read):
+            read.scan.feed(chunk)
+            if stop_at is not None and read.size >= stop_at and not read.scan.found:
+                return False
+        return True
+
+    async def _next_chunk(self, upstream: UpstreamResponse, read: _BodyRead) -> bytes:
+        """The next body bytes (``b""`` at the end), kept in ``read``, counted against the cap."""
         try:
-            while chunk := await upstream.read():
-                size += len(chunk)
-                if size > self._max_response:
-                    raise ProtocolError("upstream body too large")
-                scan.feed(chunk)
-                chunks.append(chunk)
-                if stop_at is not None and size >= stop_at and not scan.found:
-                    return b"".join(chunks), False, False
+            chunk = await upstream.read()
         except UpstreamTimeout as exc:
             raise UpstreamUnavailable("upstream body stalled", timeout=True) from exc
         except UpstreamError as exc:
             raise UpstreamUnavailable(f"upstream body broken: {exc}") from exc
-        body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        return body, scan.found, True
+        if chunk:
+            read.size += len(chunk)
+            if read.size > self._max_response:
+                raise ProtocolError("upstream body too large")
+            read.chunks.append(chunk)
+        return chunk
 
     async def _stream_body(
         self,
@@ -502,7 +515,7 @@ class Relay:
         *,
         media: str,
         headers: list[tuple[str, str]],
-        head: bytes,
+        read: _BodyRead,
     ) -> web.StreamResponse:
         """Forward a large body as it arrives while its bytes cannot carry an elicitation.
 
@@ -517,32 +530,26 @@ class Relay:
         if upstream.content_length is not None:
             out.content_length = upstream.content_length
         await out.prepare(request)
-        scan = MarkerScan()
-        scan.feed(head[-64:])
-        chunks = [head]
-        size = len(head)
-        held = 0
+        sent = len(read.chunks)
         try:
-            await out.write(head)
-            while chunk := await upstream.read():
-                size += len(chunk)
-                if size > self._max_response:
-                    raise ProtocolError("upstream body too large")
-                chunks.append(chunk)
-                if not held:
-                    scan.feed(chunk)
-                    if not scan.found:
+            for chunk in read.chunks:
+                await out.write(chunk)
+            while chunk := await self._next_chunk(upstream, read):
+                if sent == len(read.chunks) - 1:  # nothing held back yet
+                    read.scan.feed(chunk)
+                    if not read.scan.found:
                         await out.write(chunk)
-                        continue
-                held += 1
+                        sent += 1
             ok = 200 <= upstream.status < 300
-            if held and not await self._late_message_unchanged(call, b"".join(chunks), ok, media):
+            if sent < len(read.chunks) and not await self._late_message_unchanged(
+                call, read.body(), ok, media
+            ):
                 return self._abort(request, out, call, "body changed after streaming began")
-            for chunk in chunks[len(chunks) - held :]:
+            for chunk in read.chunks[sent:]:
                 await out.write(chunk)
             await out.write_eof()
-        except (UpstreamError, ProtocolError) as exc:
-            return self._abort(request, out, call, str(exc))
+        except (UpstreamUnavailable, ProtocolError) as exc:
+            return self._abort(request, out, call, exc.message)
         except ConnectionResetError:
             pass  # the client went away; handle() releases the upstream
         return out
@@ -672,7 +679,9 @@ class Relay:
             if media == SSE_CT:
                 await self._relay_sse(out, upstream, call)
                 return
-            body, _, _ = await self._read_capped(upstream)
+            read = _BodyRead()
+            await self._read_capped(upstream, read)
+            body = read.body()
             msg = self._inspectable(body, ok=200 <= upstream.status < 300, media=media)
             if msg is None:
                 await self._write_error_event(
