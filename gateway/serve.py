@@ -21,8 +21,6 @@ import multiprocessing
 import os
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gateway.config import Settings, load_settings, parse_listen
+from gateway.demo.process import child_process, free_port
 from gateway.errors import ConfigError, PolicyError
 from gateway.logs import configure_logging, get_logger
 from gateway.seal import KeyRing
@@ -59,40 +58,13 @@ def resolve_flags(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[
     }
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def demo_upstream() -> Iterator[str]:
     """Start the bundled demo MCP server on a free loopback port; yield its URL."""
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gateway.demo.upstream", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            if proc.poll() is not None:
-                raise ConfigError(f"the demo upstream exited with status {proc.returncode}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise ConfigError("the demo upstream did not start within 20 s") from None
-                time.sleep(0.1)
+    port = free_port()
+    argv = [sys.executable, "-m", "gateway.demo.upstream", "--port", str(port)]
+    with child_process(argv, port, "demo upstream", start_timeout=20):
         yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def _overrides(flags: Mapping[str, Any], upstream: str | None) -> dict[str, Any]:

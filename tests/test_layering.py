@@ -10,7 +10,7 @@ import pytest
 GATEWAY = Path(__file__).resolve().parents[1] / "gateway"
 IO_MODULES = frozenset({"aiohttp", "asyncio", "socket", "ssl", "httptools", "selectors"})
 # The socket layer (relay, its upstream client), the process around it (app wiring, serve,
-# reload's file watch) and the bundled demo upstream.
+# reload's file watch) and the demo (its upstream, its child processes, the demo command).
 SOCKET_LAYER = frozenset(
     {
         "relay.py",
@@ -18,6 +18,7 @@ SOCKET_LAYER = frozenset(
         "app.py",
         "serve.py",
         "reload.py",
+        "demo/process.py",
         "demo/run.py",
         "demo/upstream.py",
     }

@@ -10,17 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import re
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+from gateway.demo.process import child_process, free_port
 
 DEMO_TOOLS: tuple[tuple[str, str], ...] = (
     ("demo_profile", "form: name, email, birth date"),
@@ -35,45 +33,6 @@ DEMO_TOOLS: tuple[tuple[str, str], ...] = (
 )
 MODES = (("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28"))
 _RESULT = re.compile(r"action=(\w+)")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _wait_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"the {what} exited with status {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-        except OSError:
-            time.sleep(0.1)
-            continue
-        return
-    raise RuntimeError(f"the {what} did not start within 30 s")
-
-
-@contextlib.contextmanager
-def _process(argv: list[str], port: int, what: str, log: Path | None = None) -> Iterator[None]:
-    out = log.open("wb") if log is not None else subprocess.DEVNULL
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL, env=env)
-    try:
-        _wait_port(port, proc, what)
-        yield
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        if log is not None and not isinstance(out, int):
-            out.close()
 
 
 @dataclass
@@ -174,7 +133,7 @@ def _table(rows: Sequence[Row]) -> str:
 
 
 def run_demo(policy: str, stdout: TextIO) -> int:
-    up_port, gw_port = _free_port(), _free_port()
+    up_port, gw_port = free_port(), free_port()
     with tempfile.TemporaryDirectory(prefix="gateway-demo-") as tmp:
         log = Path(tmp) / "gateway.log"
         upstream = [sys.executable, "-m", "gateway.demo.upstream", "--port", str(up_port)]
@@ -192,8 +151,8 @@ def run_demo(policy: str, stdout: TextIO) -> int:
         ]
         print("Starting the demo upstream and the gateway …", file=stdout, flush=True)
         with (
-            _process(upstream, up_port, "demo upstream"),
-            _process(gateway, gw_port, "gateway", log),
+            child_process(upstream, up_port, "demo upstream", quiet=True),
+            child_process(gateway, gw_port, "gateway", log=log, quiet=True),
         ):
             rows = asyncio.run(_collect(f"http://127.0.0.1:{gw_port}/mcp", log))
     print(file=stdout)
