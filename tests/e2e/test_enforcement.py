@@ -28,6 +28,7 @@ import pytest_asyncio
 
 from gateway.seal import b64u
 from tests.peers import procs
+from tests.peers.modes import ERA, LEGACY, MODERN, MODES
 from tests.peers.procs import (
     ClientWorker,
     Peer,
@@ -39,10 +40,6 @@ from tests.peers.roundrobin import round_robin
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
-LEGACY = "legacy"
-MODERN = "2026-07-28"
-MODES = [LEGACY, MODERN]
-ERA = {LEGACY: "handshake", MODERN: "modern"}
 KEYS = f"{b64u(b'r' * 32)},{b64u(b's' * 32)}"
 CANARY = "AKIAQYLPMN5HFIQR7XQZ"
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30)

@@ -20,6 +20,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
+from tests.peers.modes import ERA, LEGACY, MODERN, MODES, VERSION
 from tests.peers.procs import (
     ClientWorker,
     Peer,
@@ -32,11 +33,6 @@ from tests.peers.procs import (
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
-LEGACY = "legacy"
-MODERN = "2026-07-28"
-MODES = [LEGACY, MODERN]
-VERSION = {LEGACY: "2025-11-25", MODERN: "2026-07-28"}
-ERA = {LEGACY: "handshake", MODERN: "modern"}
 LOG_WAIT = 5.0
 HTTP_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=20)
 # Extra `gateway serve` arguments (e.g. ("--policy", path)); the default policy must let every
