@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
+import ipaddress
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from yarl import URL
 
 from gateway import upstream as up
@@ -463,3 +471,73 @@ async def test_a_closed_client_refuses_requests() -> None:
 def test_only_http_urls_with_a_host() -> None:
     with pytest.raises(UpstreamError, match="http"):
         up._origin_of(URL("ftp://example.org/x"))
+
+
+# -- TLS upstreams ----------------------------------------------------------------------------
+
+
+def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+async def test_https_upstream_is_verified(tmp_path: Path) -> None:
+    cert, key = _self_signed(tmp_path)
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(cert, key)
+    seen: list[bytes] = []
+
+    async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
+            seen.append(await reader.readuntil(b"\r\n\r\n"))
+            writer.write(OK)
+            await writer.drain()
+        writer.close()
+
+    srv = await asyncio.start_server(on_connect, "127.0.0.1", 0, ssl=server_ctx)
+    port = srv.sockets[0].getsockname()[1]
+    try:
+        trusting = ssl.create_default_context(cafile=str(cert))
+        c = UpstreamClient(
+            connect_timeout=2, response_timeout=5, idle_timeout=5, ssl_context=trusting
+        )
+        resp = await c.request("GET", URL(f"https://localhost:{port}/mcp"), [], None)
+        assert await body_of(resp) == b"{}"
+        await c.close()
+        assert seen[0].startswith(b"GET /mcp HTTP/1.1\r\nHost: localhost:" + str(port).encode())
+        # The system trust store does not know this certificate: refused, nothing sent.
+        c = client()
+        with pytest.raises(UpstreamError, match="unreachable"):
+            await c.request("GET", URL(f"https://localhost:{port}/mcp"), [], None)
+        await c.close()
+        assert len(seen) == 1
+    finally:
+        srv.close()
+        await srv.wait_closed()
