@@ -36,9 +36,15 @@ from gateway.jsonrpc import (
     parse_json,
     parse_message,
 )
-from gateway.markers import FAST_PATH_MIN_BYTES, MarkerScan, needs_inspection
+from gateway.markers import (
+    FAST_PATH_MIN_BYTES,
+    MarkerScan,
+    may_carry_elicitation,
+    needs_inspection,
+)
 from gateway.metrics import Metrics
 from gateway.observe import Exchange, Observer
+from gateway.reading import Reading, Unreadable, plan_response
 from gateway.seal import KeyRing, SealError
 from gateway.sse import SSEBlock, SSEDecoder, SSEError, encode_event
 from gateway.tokens import SessionClaims, credential_digest, open_session, seal_session
@@ -54,10 +60,6 @@ _REPLY_HEADERS: Final = ("mcp-session-id", "mcp-protocol-version", "authorizatio
 class Target:
     name: str
     url: URL
-
-
-def _media_type(value: str | None) -> str:
-    return (value or "").split(";", 1)[0].strip().lower()
 
 
 def jsonrpc_error(
@@ -80,6 +82,22 @@ class _BodyRead:
 
     def body(self) -> bytes:
         return self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
+
+
+@dataclass(frozen=True, slots=True)
+class _Settled:
+    """What is left to do with a message read from a body once it was inspected and its replies
+    were sent: forward ``rewritten`` instead of it, ``drop`` it (never forward it), or make the
+    2026 ``retry``; none of these means forward its original bytes."""
+
+    rewritten: bytes | None = None
+    drop: bool = False
+    retry: Mapping[str, Any] | None = None
+    replied: bool = False
+
+    @property
+    def unchanged(self) -> bool:
+        return not (self.rewritten is not None or self.drop or self.retry or self.replied)
 
 
 @dataclass(slots=True)
@@ -185,8 +203,15 @@ class Relay:
             if request.method == "POST":
                 body, msg = await self._read_client_message(request, version)
                 call.x.request_id = msg.id
-            if call.client_session is not None and era is not Era.MODERN:
-                self._open_session(call)
+            if call.client_session is not None:
+                if era is Era.MODERN:
+                    # 2026 servers ignore Mcp-Session-Id; what a client sends there is (at best)
+                    # a gateway token, and no gateway token is ever handed to an upstream.
+                    call.up_headers = [
+                        (n, v) for n, v in call.up_headers if n.lower() != "mcp-session-id"
+                    ]
+                else:
+                    self._open_session(call)
             if msg is not None:
                 body, msg = self._client_message(call, body or b"", msg)
         except ProtocolError as exc:
@@ -379,12 +404,12 @@ class Relay:
     async def _respond(
         self, request: web.Request, upstream: UpstreamResponse, call: _Call
     ) -> web.StreamResponse:
-        media = _media_type(upstream.headers.get("Content-Type"))
-        encoding = upstream.headers.get("Content-Encoding", "identity").strip().lower()
-        if encoding not in ("", "identity"):
-            return self._fail_closed(call, "compressed upstream body")
+        try:
+            reading = plan_response(upstream.headers.items())
+        except Unreadable as exc:
+            return self._fail_closed(call, exc.message)
         headers = self._response_headers(upstream, call)
-        if media == SSE_CT:
+        if reading is Reading.SSE:
             call.ctx.transport = call.x.extra["stream"] = (
                 "get" if request.method == "GET" else "post"
             )
@@ -405,7 +430,7 @@ class Relay:
             with contextlib.suppress(ConnectionResetError, aiohttp.ClientConnectionResetError):
                 await out.write_eof()
             return out
-        return await self._relay_body(request, upstream, call, media, headers)
+        return await self._relay_body(request, upstream, call, reading, headers)
 
     # -- JSON and other bodies -------------------------------------------------------------
 
@@ -414,7 +439,7 @@ class Relay:
         request: web.Request,
         upstream: UpstreamResponse,
         call: _Call,
-        media: str,
+        reading: Reading,
         headers: list[tuple[str, str]],
     ) -> web.StreamResponse:
         streamable = call.ctx.retry_id is None
@@ -429,7 +454,7 @@ class Relay:
             return self._fail_closed(call, exc.message)
         if not done:  # a large head without markers: stream it (see _stream_body)
             return await self._stream_body(
-                request, upstream, call, media=media, headers=headers, read=read
+                request, upstream, call, reading=reading, headers=headers, read=read
             )
         body = read.body()
         if not body:
@@ -438,42 +463,60 @@ class Relay:
         if streamable and not read.scan.found and len(body) >= FAST_PATH_MIN_BYTES:
             return web.Response(status=upstream.status, headers=headers, body=body)
         try:
-            msg = self._inspectable(body, ok=ok, media=media)
+            msg = self._inspectable(body, ok=ok, reading=reading)
         except ProtocolError as exc:
             return self._fail_closed(call, exc.message)
         if msg is None:
             return web.Response(status=upstream.status, headers=headers, body=body)
+        settled = await self._settle(call, msg)
+        if settled.retry is not None:
+            return await self._retry(request, call, settled.retry)
+        if settled.drop:
+            return self._fail_closed(call, "server request inside a JSON body")
+        if settled.rewritten is not None:
+            body = settled.rewritten
+        return web.Response(status=upstream.status, headers=headers, body=body)
+
+    async def _settle(self, call: _Call, msg: Message) -> _Settled:
+        """Inspect one message read from a (non-SSE) body and carry out its outcome's replies;
+        what remains for the caller is the message to forward, or the retry to make. Every
+        message read from a body goes through here (first answers and retries alike)."""
         outcome = self._server_message(call, msg, "json")
         for reply in outcome.replies:
             await self._reply_upstream(call, reply)
-        if outcome.drop:
-            return self._fail_closed(call, "server request inside a JSON body")
-        if outcome.retry is not None:
-            return await self._retry(request, call, outcome)
-        if outcome.message is not None:
-            body = dumps(outcome.message)
-        return web.Response(status=upstream.status, headers=headers, body=body)
+        return _Settled(
+            rewritten=None if outcome.message is None else dumps(outcome.message),
+            # A server request is never forwarded inside the body of the client's own request.
+            drop=outcome.drop,
+            retry=outcome.retry,
+            replied=bool(outcome.replies),
+        )
 
-    def _inspectable(self, body: bytes, *, ok: bool, media: str) -> Message | None:
-        """The message in a non-SSE body, or None when the body cannot carry one.
+    def _inspectable(self, body: bytes, *, ok: bool, reading: Reading) -> Message | None:
+        """The message in a non-SSE body, or None when no client can read one from it that
+        could carry an elicitation (``gateway/reading.py``).
 
-        A 2xx body must be one JSON-RPC message. A non-2xx body is inspected when it parses as
-        JSON: valid JSON that is not JSON-RPC (``{"detail": …}``) and non-JSON error pages cannot
-        be acted on by a client and pass unchanged; JSON that only a lenient parser would read
-        (duplicate keys, NaN, …) is refused.
+        A body of a type no client reads as JSON-RPC passes unchanged when it cannot carry an
+        elicitation under any parser (most error pages); otherwise it must be one strictly
+        parsed JSON-RPC message, whatever its type and status (the TypeScript SDK parses a
+        modern-era HTTP 400 body as JSON whatever its type; the Python SDK parses every non-2xx
+        body of a JSON type). A 2xx JSON body must be one JSON-RPC message; a non-2xx JSON body
+        that is valid JSON but not JSON-RPC (``{"detail": …}``) passes only when it cannot carry
+        an elicitation. Anything only a lenient parser would read (duplicate keys, NaN, a BOM,
+        invalid UTF-8, …) is refused.
         """
+        if reading is Reading.OPAQUE and not may_carry_elicitation(body):
+            return None
         try:
             value = parse_json(body, max_bytes=self._max_response, max_depth=self._max_depth)
         except JSONParseError as exc:
-            if ok or media == JSON_CT:
-                raise ProtocolError(f"unparseable upstream body: {exc.reason}") from exc
-            return None
+            raise ProtocolError(f"unparseable upstream body: {exc.reason}") from exc
         if isinstance(value, list):
             raise ProtocolError("upstream sent a JSON-RPC batch")
         try:
             return classify(value)
         except ProtocolError as exc:
-            if ok:
+            if ok or may_carry_elicitation(body):
                 raise ProtocolError(f"upstream body is not JSON-RPC: {exc.message}") from exc
             return None
 
@@ -513,7 +556,7 @@ class Relay:
         upstream: UpstreamResponse,
         call: _Call,
         *,
-        media: str,
+        reading: Reading,
         headers: list[tuple[str, str]],
         read: _BodyRead,
     ) -> web.StreamResponse:
@@ -542,7 +585,7 @@ class Relay:
                         sent += 1
             ok = 200 <= upstream.status < 300
             if sent < len(read.chunks) and not await self._late_message_unchanged(
-                call, read.body(), ok, media
+                call, read.body(), ok, reading
             ):
                 return self._abort(request, out, call, "body changed after streaming began")
             for chunk in read.chunks[sent:]:
@@ -554,23 +597,17 @@ class Relay:
             pass  # the client went away; handle() releases the upstream
         return out
 
-    async def _late_message_unchanged(self, call: _Call, body: bytes, ok: bool, media: str) -> bool:
+    async def _late_message_unchanged(
+        self, call: _Call, body: bytes, ok: bool, reading: Reading
+    ) -> bool:
         """Inspect a body whose marker came after streaming began: may the rest follow?"""
         try:
-            msg = self._inspectable(body, ok=ok, media=media)
+            msg = self._inspectable(body, ok=ok, reading=reading)
         except ProtocolError:
             return False
         if msg is None:
             return True
-        outcome = self._server_message(call, msg, "json")
-        for reply in outcome.replies:
-            await self._reply_upstream(call, reply)
-        return not (
-            outcome.replies
-            or outcome.drop
-            or outcome.retry is not None
-            or outcome.message is not None
-        )
+        return (await self._settle(call, msg)).unchanged
 
     def _abort(
         self, request: web.Request, out: web.StreamResponse, call: _Call, why: str
@@ -588,10 +625,10 @@ class Relay:
         return self._enforcer.server_message(call.ctx, msg)
 
     async def _retry(
-        self, request: web.Request, call: _Call, outcome: ServerOutcome
+        self, request: web.Request, call: _Call, retry: Mapping[str, Any]
     ) -> web.StreamResponse:
         """Every input request of a 2026 round was blocked: retry upstream with declines."""
-        return await self._exchange(request, "POST", "", call, dumps(outcome.retry))
+        return await self._exchange(request, "POST", "", call, dumps(retry))
 
     # -- SSE --------------------------------------------------------------------------------
 
@@ -599,7 +636,7 @@ class Relay:
         self, out: web.StreamResponse, upstream: UpstreamResponse, call: _Call
     ) -> None:
         """Forward one upstream event stream into ``out``, block by block as it arrives."""
-        decoder = SSEDecoder(max_block_bytes=self._max_event)
+        decoder = SSEDecoder(max_block_bytes=self._max_event, strict=True)
         try:
             async for chunk in upstream.iter_chunks():
                 try:
@@ -644,7 +681,7 @@ class Relay:
             for reply in outcome.replies:
                 await self._reply_upstream(call, reply)
             if outcome.retry is not None:
-                await self._retry_into_stream(out, call, outcome)
+                await self._retry_into_stream(out, call, outcome.retry)
                 return True
             if outcome.drop:
                 if block.id is not None:
@@ -666,36 +703,43 @@ class Relay:
         return False
 
     async def _retry_into_stream(
-        self, out: web.StreamResponse, call: _Call, outcome: ServerOutcome
+        self, out: web.StreamResponse, call: _Call, retry: Mapping[str, Any]
     ) -> None:
+        """Make the gateway's own 2026 retry and relay its answer into the client's open event
+        stream. The answer is read and inspected exactly like a first answer (the same reading
+        rule, the same :meth:`_settle`): no path writes an uninspected message."""
         try:
-            upstream = await self._open("POST", "", call, dumps(outcome.retry))
+            upstream = await self._open("POST", "", call, dumps(retry))
         except UpstreamUnavailable as exc:
             self._log.warning("upstream.error", upstream=call.target.name, error=exc.message)
             await self._write_error_event(out, call, errors.GATEWAY_UPSTREAM_ERROR, exc.message)
             return
         try:
-            media = _media_type(upstream.headers.get("Content-Type"))
-            if media == SSE_CT:
+            reading = plan_response(upstream.headers.items())
+            if reading is Reading.SSE:
                 await self._relay_sse(out, upstream, call)
                 return
             read = _BodyRead()
             await self._read_capped(upstream, read)
-            body = read.body()
-            msg = self._inspectable(body, ok=200 <= upstream.status < 300, media=media)
+            msg = self._inspectable(read.body(), ok=200 <= upstream.status < 300, reading=reading)
             if msg is None:
-                await self._write_error_event(
-                    out, call, errors.GATEWAY_UPSTREAM_PROTOCOL, "upstream retry failed"
-                )
+                raise ProtocolError("upstream retry answer holds no JSON-RPC message")
+            settled = await self._settle(call, msg)
+            if settled.retry is not None:
+                await self._retry_into_stream(out, call, settled.retry)
                 return
-            following = self._server_message(call, msg, "json")
-            if following.retry is not None:
-                await self._retry_into_stream(out, call, following)
-                return
-            message = following.message if following.message is not None else msg.obj
-            await out.write(encode_event(data=dumps(message).decode("utf-8"), event="message"))
+            if settled.drop:
+                raise ProtocolError("server request inside a JSON body")
+            data = settled.rewritten if settled.rewritten is not None else read.body()
+            await out.write(encode_event(data=data.decode("utf-8"), event="message"))
         except (ProtocolError, UpstreamUnavailable) as exc:
-            await self._write_error_event(out, call, errors.GATEWAY_UPSTREAM_PROTOCOL, str(exc))
+            self._metrics.upstream_errors.labels(call.target.name, "protocol").inc()
+            self._log.warning(
+                "upstream.protocol_error", upstream=call.target.name, error=exc.message
+            )
+            await self._write_error_event(
+                out, call, errors.GATEWAY_UPSTREAM_PROTOCOL, "upstream retry failed"
+            )
         finally:
             upstream.close()
 

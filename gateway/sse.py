@@ -16,6 +16,13 @@ Unlike a browser, the decoder fails closed: a line that is not valid UTF-8, or a
 repaired or buffered without bound. Any input yields blocks or ``SSEError``, never another
 exception.
 
+``strict=True`` (what the relay uses) also refuses what MCP clients read differently from each
+other and from the spec (``gateway/reading.py``): a BOM at the start of the stream (the Python
+SDK does not strip it, so its first field name differs; fetch does) and any field other than
+``data``, ``event``, ``id`` and ``retry`` (no server needs one, and a field name the gateway
+ignores is one some client may read as ``data`` -- eventsource-parser strips ``ï»¿`` from the
+start of its first chunk). Either ends the stream before the block is forwarded.
+
 Every block (including comment-only pings and priming events) keeps its exact ``raw`` bytes, so
 the relay can forward untouched events byte-for-byte and only re-encode the ones it rewrites.
 """
@@ -89,9 +96,10 @@ class SSEDecoder:
         "_retry",
         "_search_from",
         "_started",
+        "_strict",
     )
 
-    def __init__(self, *, max_block_bytes: int = 4 * 1024 * 1024) -> None:
+    def __init__(self, *, max_block_bytes: int = 4 * 1024 * 1024, strict: bool = False) -> None:
         if max_block_bytes < 1:
             raise ValueError("max_block_bytes must be positive")
         self._max = max_block_bytes
@@ -99,6 +107,7 @@ class SSEDecoder:
         self._line_start = 0  # offset in _buf of the first unparsed line
         self._search_from = 0  # offset in _buf from which no line ending has been searched yet
         self._started = False  # BOM handled
+        self._strict = strict
         self._failed = False
         # Fields of the block being decoded (reset after every block).
         self._data: list[str] | None = None
@@ -119,6 +128,9 @@ class SSEDecoder:
                 return []  # maybe a BOM: wait for its remaining bytes
             self._started = True
             if buf.startswith(_BOM):
+                if self._strict:
+                    self._failed = True
+                    raise SSEError("event stream starts with a byte order mark")
                 self._line_start = self._search_from = len(_BOM)
         try:
             blocks = self._scan(buf)
@@ -240,14 +252,12 @@ class SSEDecoder:
         elif name == "id":
             if "\0" not in value:
                 self._id = value
-        elif (
-            name == "retry"
-            and value.isascii()
-            and value.isdigit()
-            and len(value) <= _MAX_RETRY_DIGITS
-        ):
-            # Anything but ASCII digits is ignored (the previous value stands), as in the spec.
-            self._retry = int(value)
+        elif name == "retry":
+            if value.isascii() and value.isdigit() and len(value) <= _MAX_RETRY_DIGITS:
+                # Anything but ASCII digits is ignored (the previous value stands), as in the spec.
+                self._retry = int(value)
+        elif self._strict:
+            raise SSEError("event stream line with a field the gateway does not know")
 
 
 def encode_event(
@@ -260,7 +270,8 @@ def encode_event(
 ) -> bytes:
     """Encode one event. ``data`` may span lines (any of ``\\r\\n``, ``\\r``, ``\\n``).
 
-    Raises ValueError if ``event`` or ``id`` contain a line ending or NUL, ``retry`` is negative,
+    Raises ValueError if ``event`` or ``id`` contain a line ending, ``id`` a NUL (clients would
+    ignore the id; NUL is allowed in an event name), ``retry`` is negative,
     ``newline`` is not an SSE line ending, or ``data`` is not encodable as UTF-8.
     """
     if newline not in _NEWLINES:
@@ -269,8 +280,10 @@ def encode_event(
     for name, value in (("id", id), ("event", event)):
         if value is None:
             continue
-        if "\r" in value or "\n" in value or "\0" in value:
-            raise ValueError(f"SSE {name} must not contain a line ending or NUL")
+        if "\r" in value or "\n" in value:
+            raise ValueError(f"SSE {name} must not contain a line ending")
+        if name == "id" and "\0" in value:
+            raise ValueError("SSE id must not contain NUL")
         lines.append(f"{name}: {value}")
     if retry is not None:
         if isinstance(retry, bool) or retry < 0:

@@ -444,7 +444,6 @@ def test_encode_empty_data_is_a_dispatchable_event() -> None:
     [
         {"event": "a\nb"},
         {"event": "a\rb"},
-        {"event": "a\0b"},
         {"id": "1\r\n"},
         {"id": "1\0"},
         {"retry": -1},
@@ -470,3 +469,46 @@ def test_error_keeps_the_blocks_completed_before_it() -> None:
         with pytest.raises(SSEError) as err:
             decoder.feed(good + bad + good)
         assert [b.raw for b in err.value.completed] == [good]
+
+
+def test_encode_keeps_a_nul_in_an_event_name_the_way_clients_read_it() -> None:
+    # NUL is a legal character in an event name (clients then dispatch no "message" event);
+    # a rewritten event keeps its name instead of crashing the relay (issue 9).
+    raw = encode_event(data="{}", event="mes\0sage", id="7")
+    [block] = SSEDecoder(strict=True).feed(raw)
+    assert (block.event, block.data, block.id) == ("mes\0sage", "{}", "7")
+
+
+@pytest.mark.parametrize(
+    "stream",
+    [
+        BOM + b"data: {}\r\n\r\n",
+        # eventsource-parser strips these three characters (a BOM read as Latin-1) from the first
+        # chunk, then reads a data field the spec's parser ignores.
+        "\u00ef\u00bb\u00bf".encode() + b"data: {}\n\n",
+        b"event: message\ndata : {}\n\n",
+        b"Data: {}\n\n",
+        b"id: 1\nfoo: bar\n\n",
+    ],
+)
+def test_strict_decoder_refuses_what_clients_read_differently(stream: bytes) -> None:
+    with pytest.raises(SSEError):
+        SSEDecoder(strict=True).feed(stream)
+    # The spec's parser (non-strict) takes them without complaint.
+    SSEDecoder().feed(stream)
+
+
+@given(st.data(), st.booleans())
+def test_strict_decoder_refuses_a_bom_however_the_stream_is_cut(
+    data: st.DataObject, bom: bool
+) -> None:
+    whole = (BOM if bom else b"") + b"data: {}\n\n"
+    chunks = data.draw(split_points(whole))
+    decoder = SSEDecoder(strict=True)
+    try:
+        blocks = [b for c in chunks for b in decoder.feed(c)]
+    except SSEError:
+        assert whole.startswith(BOM)
+    else:
+        assert not whole.startswith(BOM)
+        assert [b.data for b in blocks] == ["{}"]
