@@ -84,7 +84,10 @@ def answer_record(
     *,
     reason: str | None = None,
     key: str | None = None,
+    answer_id: str | None = None,
 ) -> dict[str, Any]:
+    """``answer_id``: handshake answers, ``sealed`` (a ``gq1.`` id) or ``raw`` (any other id);
+    ``None`` for 2026 input responses."""
     return {
         "event": "elicitation.answer",
         "schema_version": SCHEMA_VERSION,
@@ -96,6 +99,7 @@ def answer_record(
         "findings": _findings(findings),
         "token_error": reason,
         "key": key[:128] if key else None,
+        "answer_id": answer_id,
         "session": hash_id(ctx.session),
         "client": ctx.client,
     }

@@ -13,11 +13,25 @@ server → client (:meth:`Enforcer.server_message` → :class:`ServerOutcome`)
   call fails, per policy.
 * ``notifications/elicitation/complete`` for an elicitation this process blocked → dropped.
 
+* a handshake elicitation blocked only because the client did not declare its mode → answered
+  with the JSON-RPC error a client answers itself (``-32602``, "Client does not support
+  URL-mode elicitation requests"), so that the server falls back as it would without a gateway.
+
 client → server (:meth:`Enforcer.client_message` → :class:`ClientOutcome`)
-* a handshake answer to a ``gq1.`` id → the server's id restored; an accepted form answer that
+* a handshake answer to a ``gq1.`` id → token opened against the session, the upstream and the
+  client's credential, the server's id restored; a second answer to the same token (in this
+  process) → ``absorb``: the relay answers 202 and forwards nothing; an accepted form answer that
   violates the requested schema or carries a secret → replaced by a decline;
 * a 2026 retry with a ``gr1.`` token → token verified against the retry, the server's exact state
-  restored (or removed), a decline injected for every blocked key, accepted answers checked.
+  restored (or removed), a decline injected for every blocked key, accepted answers checked;
+* an elicitation answer the gateway never asked for (a raw id, a 2026 retry without a ``gr1.``
+  token, an input-response key it never forwarded) → checked as content without a schema: any
+  content is declined (``schema-violation``, ``no-schema``) and scanned for secrets. Answers to
+  other server requests (sampling, roots, ping) carry no ``action`` and pass unchanged.
+
+Policy: one snapshot per exchange. The first use captures the current policy in
+:attr:`Context.policy` (the relay sets it when the request arrives); every later decision of that
+request, stream or gateway retry uses the same object, whatever a reload swapped in meanwhile.
 """
 
 from __future__ import annotations
@@ -31,12 +45,12 @@ from typing import Any, Final
 
 from gateway import errors
 from gateway.audit import AuditSink, answer_record, decision_record
-from gateway.detect.findings import Action, Decision, Finding
+from gateway.detect.findings import Action, Decision, Finding, Reason
 from gateway.elicitation import Carrier, Sighting, from_client, from_server
 from gateway.era import Era
 from gateway.jsonrpc import Message
 from gateway.outbound import check_answer
-from gateway.policy.engine import evaluate
+from gateway.policy.engine import decide, evaluate
 from gateway.policy.loader import Policy
 from gateway.seal import KeyRing, SealError, digest
 from gateway.tokens import (
@@ -55,6 +69,13 @@ from gateway.tokens import (
 
 WARNING_META_KEY: Final = "dev.elicitation-gateway/warning"
 INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+# What a client answers for an elicitation in a mode it did not declare (spec 2025-11-25:
+# -32602; the wording is the TypeScript SDK client's, the Python SDK client does not check).
+UNSUPPORTED_MODE: Final = {
+    "form": "Client does not support form-mode elicitation requests",
+    "url": "Client does not support URL-mode elicitation requests",
+}
+ANSWERED_CAPACITY: Final = 65_536  # answered gq1. tokens remembered per process
 
 
 @dataclass(slots=True)
@@ -72,6 +93,7 @@ class Context:
     client_id: str | int | None = None  # the client's id when the gateway retried itself
     retry_id: str | None = None
     rounds: int = 0  # rounds the gateway retried itself
+    policy: Policy | None = None  # the snapshot this exchange is judged by (set on first use)
 
     @property
     def session_digest(self) -> str:
@@ -94,10 +116,14 @@ class ServerOutcome:
 
 @dataclass(slots=True)
 class ClientOutcome:
-    """``message`` None and ``reject`` None: forward unchanged."""
+    """``message`` None, ``reject`` None and ``absorb`` False: forward unchanged.
+
+    ``absorb``: the message was handled here (a replayed answer); the client gets what the MCP
+    SDK server answers for a duplicate response, 202 with no body, and nothing is forwarded."""
 
     message: dict[str, Any] | None = None
     reject: tuple[int, int, str] | None = None  # (HTTP status, JSON-RPC code, message)
+    absorb: bool = False
 
 
 class _Recent:
@@ -160,7 +186,18 @@ class Enforcer:
         self._scan = secret_scanner
         self._answered = _Recent()  # (session digest, server request id) answered on behalf
         self._blocked_ids = _Recent()  # (session digest, elicitationId) blocked
+        self._answered_tokens = _Recent(ANSWERED_CAPACITY)  # (upstream, token digest) answered
         warm_up(policy())
+
+    def policy(self) -> Policy:
+        """The policy in force now (what a new exchange captures)."""
+        return self._policy()
+
+    def _policy_of(self, ctx: Context) -> Policy:
+        """The exchange's policy snapshot, captured on first use."""
+        if ctx.policy is None:
+            ctx.policy = self._policy()
+        return ctx.policy
 
     # -- decisions ------------------------------------------------------------------------
 
@@ -203,7 +240,7 @@ class Enforcer:
         sightings = from_server(msg)
         if not sightings:
             return ServerOutcome()
-        policy = self._policy()
+        policy = self._policy_of(ctx)
         carrier = sightings[0].carrier
         if carrier is Carrier.SERVER_REQUEST:
             return self._server_request(ctx, msg, sightings[0], policy)
@@ -223,6 +260,21 @@ class Enforcer:
             return self._policy_error(request_id, decision.reasons)
         return {"jsonrpc": "2.0", "id": request_id, "result": {"action": answer}}
 
+    @staticmethod
+    def _unsupported_mode(
+        ctx: Context, s: Sighting, decision: Decision, policy: Policy
+    ) -> str | None:
+        """The error message a client answers itself when the block is due to an undeclared
+        mode alone (the client's modes are known, and no other finding blocks); else None."""
+        if ctx.modes is None or s.mode not in UNSUPPORTED_MODE:
+            return None
+        if not any(f.reason is Reason.MODE_NOT_DECLARED for f in decision.findings):
+            return None
+        rest = [f for f in decision.findings if f.reason is not Reason.MODE_NOT_DECLARED]
+        if decide(rest, policy, ctx.upstream).action is Action.BLOCK:
+            return None
+        return UNSUPPORTED_MODE[s.mode]
+
     def _server_request(
         self, ctx: Context, msg: Message, s: Sighting, policy: Policy
     ) -> ServerOutcome:
@@ -231,7 +283,13 @@ class Enforcer:
             if s.elicitation_id is not None:
                 self._blocked_ids.add((ctx.session_digest, s.elicitation_id))
             first = self._answered.add((ctx.session_digest, repr(msg.id)))
-            replies = [self._block_reply(msg.id, decision, policy)] if first else []
+            unsupported = self._unsupported_mode(ctx, s, decision, policy)
+            if not first:
+                replies = []
+            elif unsupported is not None:
+                replies = [_error(msg.id, errors.INVALID_PARAMS, unsupported)]
+            else:
+                replies = [self._block_reply(msg.id, decision, policy)]
             return ServerOutcome(drop=True, replies=replies)
         params = msg.params if isinstance(msg.params, Mapping) else {}
         schema = params.get("requestedSchema") if s.mode == "form" else None
@@ -243,6 +301,8 @@ class Enforcer:
                 s.mode,
                 schema if isinstance(schema, Mapping) else None,
                 decision.action is not Action.ALLOW,
+                ctx.credential,
+                ctx.upstream,
             ),
             self._request_ttl,
         )
@@ -356,61 +416,128 @@ class Enforcer:
 
     @staticmethod
     def _policy_error(request_id: Any, reasons: list[str]) -> dict[str, Any]:
-        return {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "error": {
-                "code": errors.GATEWAY_POLICY_BLOCKED,
-                "message": "Elicitation blocked by gateway policy",
-                "data": {"reasons": list(dict.fromkeys(reasons))},
-            },
-        }
+        return _error(
+            request_id,
+            errors.GATEWAY_POLICY_BLOCKED,
+            "Elicitation blocked by gateway policy",
+            {"reasons": list(dict.fromkeys(reasons))},
+        )
 
     # -- client → server --------------------------------------------------------------------
 
     def client_message(self, ctx: Context, msg: Message) -> ClientOutcome:
-        if msg.kind in ("response", "error") and isinstance(msg.id, str):
-            if msg.id.startswith(REQUEST):
+        if msg.kind in ("response", "error"):
+            if isinstance(msg.id, str) and msg.id.startswith(REQUEST):
                 return self._answer(ctx, msg)
-            return ClientOutcome()
+            return self._unsealed_answer(ctx, msg)
         if msg.kind == "request" and isinstance(msg.params, Mapping):
             state = msg.params.get("requestState")
             if isinstance(state, str) and state.startswith(STATE):
                 return self._retry_from_client(ctx, msg, state)
+            if isinstance(msg.params.get("inputResponses"), Mapping):
+                return self._unsealed_inputs(ctx, msg)
         return ClientOutcome()
 
     def _answer(self, ctx: Context, msg: Message) -> ClientOutcome:
+        token = str(msg.id)
         try:
-            claims = open_request(self._keys, str(msg.id), session=ctx.session_digest)
+            claims = open_request(
+                self._keys,
+                token,
+                session=ctx.session_digest,
+                credential=ctx.credential,
+                upstream=ctx.upstream,
+            )
         except SealError as exc:
-            self._audit(answer_record(ctx, "rejected", [], reason=exc.reason))
+            self._audit(answer_record(ctx, "rejected", [], reason=exc.reason, answer_id="sealed"))
             return ClientOutcome(
                 reject=(400, errors.INVALID_PARAMS, "Invalid or expired elicitation response id")
             )
+        if not self._answered_tokens.add((ctx.upstream, digest(token, 22))):
+            # The server already has this answer (from this process): like the MCP SDK server
+            # for a duplicate response, accept it and pass nothing on.
+            self._audit(answer_record(ctx, "replayed", [], answer_id="sealed"))
+            return ClientOutcome(absorb=True)
         new = dict(msg.obj)
         new["id"] = claims.request_id
         result = msg.result
-        if msg.kind == "response" and claims.mode == "form" and isinstance(result, Mapping):
-            findings = self._check_accepted(result, claims.schema)
+        if msg.kind == "response" and isinstance(result, Mapping):
+            schema = claims.schema if claims.mode == "form" else None
+            findings = self._check_answer(ctx, result, schema, form=claims.mode == "form")
             if findings:
                 new["result"] = {"action": "decline"}
-                self._audit(answer_record(ctx, "declined-by-gateway", findings))
+                self._audit(answer_record(ctx, "declined-by-gateway", findings, answer_id="sealed"))
                 return ClientOutcome(message=new)
-        self._audit(answer_record(ctx, "forwarded", []))
+        self._audit(answer_record(ctx, "forwarded", [], answer_id="sealed"))
         return ClientOutcome(message=new)
 
-    def _check_accepted(
-        self, answer: Mapping[str, Any], schema: Mapping[str, Any] | None
+    def _unsealed_answer(self, ctx: Context, msg: Message) -> ClientOutcome:
+        """A response whose id the gateway did not seal. Every elicitation the gateway forwards
+        carries a ``gq1.`` id, so an ElicitResult-shaped answer (one with ``action``) answers
+        nothing the user was shown through the gateway: it is checked as content without a
+        schema. Answers to sampling, roots or ping carry no ``action`` and pass unchanged."""
+        result = msg.result
+        if msg.kind != "response" or not isinstance(result, Mapping) or "action" not in result:
+            return ClientOutcome()
+        findings = self._check_answer(ctx, result, None, form=False)
+        if findings:
+            new = dict(msg.obj)
+            new["result"] = {"action": "decline"}
+            self._audit(answer_record(ctx, "declined-by-gateway", findings, answer_id="raw"))
+            return ClientOutcome(message=new)
+        self._audit(answer_record(ctx, "forwarded", [], answer_id="raw"))
+        return ClientOutcome()
+
+    def _unsealed_inputs(self, ctx: Context, msg: Message) -> ClientOutcome:
+        """A 2026 request carrying ``inputResponses`` without a ``gr1.`` token: the gateway
+        seals the state of every round it forwards, so these answer nothing it let through.
+        Elicitation answers are checked as content without a schema."""
+        params = dict(msg.params) if isinstance(msg.params, Mapping) else {}
+        responses = dict(params.get("inputResponses") or {})
+        changed = False
+        for key, answer in list(responses.items()):
+            if not isinstance(answer, Mapping) or "action" not in answer:
+                continue  # sampling / roots results: not elicitation answers
+            findings = self._check_answer(ctx, answer, None, form=False)
+            if findings:
+                responses[key] = {"action": "decline"}
+                changed = True
+                self._audit(answer_record(ctx, "declined-by-gateway", findings, key=str(key)))
+            else:
+                self._audit(answer_record(ctx, "forwarded", [], key=str(key)))
+        if not changed:
+            return ClientOutcome()
+        params["inputResponses"] = responses
+        new = dict(msg.obj)
+        new["params"] = params
+        return ClientOutcome(message=new)
+
+    def _check_answer(
+        self,
+        ctx: Context,
+        answer: Mapping[str, Any],
+        schema: Mapping[str, Any] | None,
+        *,
+        form: bool,
     ) -> list[Finding]:
-        if answer.get("action") != "accept":
+        """Findings for one ElicitResult-shaped answer.
+
+        An accepted answer to a form (``form``) must match its requested ``schema``. Any other
+        answer (URL mode, decline, cancel, an answer to nothing the gateway forwarded) must
+        carry no content: content there matches no schema (``no-schema``). Strings are scanned
+        for secrets in every case."""
+        content = answer.get("content")
+        if not (form and answer.get("action") == "accept") and content in (None, {}):
             return []
-        outbound = self._policy().enforcement.outbound
+        if not (form and answer.get("action") == "accept"):
+            schema = None
+        outbound = self._policy_of(ctx).enforcement.outbound
         findings: list[Finding] = []
         if outbound.validate_content or outbound.scan_secrets:
             scan = self._scan if outbound.scan_secrets else None
-            findings = check_answer(schema, answer.get("content"), scan)
+            findings = check_answer(schema, content, scan)
             if not outbound.validate_content:
-                findings = [f for f in findings if f.reason.value != "schema-violation"]
+                findings = [f for f in findings if f.reason is not Reason.SCHEMA_VIOLATION]
         return findings
 
     def _retry_from_client(self, ctx: Context, msg: Message, token: str) -> ClientOutcome:
@@ -437,8 +564,8 @@ class Enforcer:
                 continue
             answer = responses.get(s.key)
             schema = claims.schemas.get(s.key)
-            if schema is not None and isinstance(answer, Mapping):
-                findings = self._check_accepted(answer, schema)
+            if isinstance(answer, Mapping) and "action" in answer:
+                findings = self._check_answer(ctx, answer, schema, form=schema is not None)
                 if findings:
                     responses[s.key] = {"action": "decline"}
                     self._audit(answer_record(ctx, "declined-by-gateway", findings, key=s.key))
@@ -450,6 +577,13 @@ class Enforcer:
         new = dict(msg.obj)
         new["params"] = params
         return ClientOutcome(message=new)
+
+
+def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
 def _binding(ctx: Context, request: Message | None) -> dict[str, str]:

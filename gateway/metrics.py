@@ -107,7 +107,9 @@ class Metrics:
                 self.decision_seconds.observe(latency / 1000.0)
         elif record.get("event") == "elicitation.answer":
             outcome = record.get("outcome")
-            allowed = frozenset({"forwarded", "declined-by-gateway", "rejected", "state-rejected"})
+            allowed = frozenset(
+                {"forwarded", "declined-by-gateway", "rejected", "state-rejected", "replayed"}
+            )
             self.answers.labels(_bounded(outcome, allowed)).inc()
 
     def request(self, era: str, method: str, status: int) -> None:

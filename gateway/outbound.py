@@ -1,9 +1,11 @@
 """Outbound checks on the user's answers (sans-IO).
 
 An accepted form answer must match the schema that was requested (types, enums, bounds, formats,
-required fields, no extra fields), and must not carry a secret value pasted by mistake. A
-violation turns the answer into a decline for the server; the client sees a normal outcome.
-Findings name the field, never the value.
+required fields, no extra fields), and must not carry a secret value pasted by mistake. Content
+for which no form schema is known (a URL-mode or unsealed answer, a decline that carries content)
+matches no schema, and its strings are still scanned for secrets. A violation turns the answer
+into a decline for the server; the client sees a normal outcome. Findings name the field, never
+the value.
 """
 
 from __future__ import annotations
@@ -93,15 +95,34 @@ def _value_ok(schema: Mapping[str, Any], value: Any) -> bool:
     return False
 
 
+def _scan_all(value: Any, parts: tuple[str | int, ...], scan: SecretScanner) -> list[Finding]:
+    """Scan every string inside ``value`` (any JSON shape; depth is bounded by the parser)."""
+    if isinstance(value, str):
+        return scan(value, json_path(*parts))
+    found: list[Finding] = []
+    if isinstance(value, Mapping):
+        for name, item in value.items():
+            found.extend(_scan_all(item, (*parts, str(name)), scan))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.extend(_scan_all(item, (*parts, index), scan))
+    return found
+
+
 def check_answer(schema: Any, content: Any, scan: SecretScanner | None = None) -> list[Finding]:
     """Findings for an accepted form answer ``content`` against the requested ``schema``.
 
     ``scan(text, path)`` (the secret-value scanner) runs on every string value when given.
-    Paths point into the answer: ``$.content.<field>``.
+    Paths point into the answer: ``$.content.<field>``. Without a form schema (``None`` or no
+    ``properties``) the content is a ``schema-violation`` (``no-schema``) and every string in it
+    is still scanned.
     """
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     if not isinstance(props, Mapping):
-        return [Finding(Reason.SCHEMA_VIOLATION, json_path("content"), detail="no-schema")]
+        found = [Finding(Reason.SCHEMA_VIOLATION, json_path("content"), detail="no-schema")]
+        if scan is not None:
+            found.extend(_scan_all(content, ("content",), scan))
+        return found
     if not isinstance(content, Mapping):
         return [Finding(Reason.SCHEMA_VIOLATION, json_path("content"), detail="not-an-object")]
     findings: list[Finding] = []

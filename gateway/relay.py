@@ -110,6 +110,7 @@ class _Call:
     up_headers: list[tuple[str, str]]
     client_session: str | None  # the sealed session id the client sent
     pending: SessionClaims | None = None  # an initialize whose session id is to be sealed
+    absorbed: bool = False  # a replayed answer the enforcer handled: 202, nothing upstream
 
 
 class Relay:
@@ -193,7 +194,13 @@ class Relay:
         call = _Call(
             target,
             Exchange(upstream=target.name, era=era),
-            Context(upstream=target.name, era=era, modes=None, credential=credential),
+            Context(
+                upstream=target.name,
+                era=era,
+                modes=None,
+                credential=credential,
+                policy=self._enforcer.policy(),  # this request's snapshot, even if reloaded
+            ),
             upstream_request_headers(request.headers.items()),
             request.headers.get(SESSION_HEADER),
         )
@@ -214,6 +221,8 @@ class Relay:
                     self._open_session(call)
             if msg is not None:
                 body, msg = self._client_message(call, body or b"", msg)
+                if call.absorbed:  # what the MCP SDK server answers for a duplicate response
+                    return web.Response(status=202)
         except ProtocolError as exc:
             self._log.info("request.rejected", reason=exc.message, upstream=target.name)
             return jsonrpc_error(
@@ -303,6 +312,7 @@ class Relay:
         if outcome.reject is not None:
             status, code, message = outcome.reject
             raise ProtocolError(message, jsonrpc_code=code, http_status=status)
+        call.absorbed = outcome.absorb
         if outcome.message is not None:
             body = dumps(outcome.message)
             msg = classify(outcome.message)

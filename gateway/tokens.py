@@ -4,8 +4,10 @@
   the upstream name, the client's name and a digest of its credential. Every later request of the
   session carries it; any replica reads the modes from it and restores the upstream id.
 * ``gq1.`` server-request id: replaces the id of a handshake ``elicitation/create`` the gateway
-  forwards. The client answers with it; any replica restores the server's id and validates the
-  answer against the requested schema it carries.
+  forwards. Bound to the upstream session, the upstream and the client's credential digest. The
+  client answers with it; any replica restores the server's id and validates the answer against
+  the requested schema it carries. A token opens any number of times: refusing a second answer
+  is the enforcer's job (a per-process set of answered tokens, see ``gateway.enforce``).
 * ``gr1.`` request state: replaces a 2026 ``requestState``. Carries the server's exact state (or
   its absence), the input-request keys the gateway blocked, the schemas of the forms it let
   through, and a binding to the request (method, target, arguments digest, credential digest,
@@ -90,6 +92,8 @@ class RequestClaims:
     mode: str | None
     schema: Mapping[str, Any] | None  # requestedSchema of a form, for outbound validation
     warned: bool = False
+    credential: str = ""  # digest of the client's credential (the Authorization header)
+    upstream: str = ""  # the upstream's name
 
 
 def seal_request(keys: KeyRing, claims: RequestClaims, ttl: float = REQUEST_TTL) -> str:
@@ -101,15 +105,26 @@ def seal_request(keys: KeyRing, claims: RequestClaims, ttl: float = REQUEST_TTL)
             "m": claims.mode,
             "f": claims.schema,
             "w": claims.warned,
+            "p": claims.credential,
+            "n": claims.upstream,
         },
         ttl=ttl,
     )
 
 
-def open_request(keys: KeyRing, token: str, *, session: str) -> RequestClaims:
+def open_request(
+    keys: KeyRing, token: str, *, session: str, credential: str, upstream: str
+) -> RequestClaims:
+    """Open a ``gq1.`` token answered in ``session`` (digest) by a client presenting
+    ``credential`` (digest) to ``upstream``. Raises SealError (``invalid``, ``expired``,
+    ``foreign-upstream``, ``foreign-session``, ``foreign-credential``)."""
     data = keys.open(REQUEST, token)
+    if data.get("n") != upstream:
+        raise SealError("foreign-upstream")
     if data.get("s") != session:
         raise SealError("foreign-session")
+    if data.get("p") != credential:
+        raise SealError("foreign-credential")
     request_id = data.get("i")
     if not isinstance(request_id, str | int) or isinstance(request_id, bool):
         raise SealError("invalid")
@@ -121,6 +136,8 @@ def open_request(keys: KeyRing, token: str, *, session: str) -> RequestClaims:
         mode if isinstance(mode, str) else None,
         schema if isinstance(schema, Mapping) else None,
         bool(data.get("w")),
+        credential,
+        upstream,
     )
 
 

@@ -453,3 +453,234 @@ def test_url_required_warned_entries_are_kept_and_marked() -> None:
     assert first["_meta"][WARNING_META_KEY]["reasons"] == ["idn-host"]
     assert second == GOOD_URL
     assert [r["action"] for r in audit.records] == ["warn", "allow"]
+
+
+# -- issue 9: replayed answers, undeclared modes, unsealed answers, policy snapshots ----------
+
+
+def _forwarded_token(enforcer: Enforcer, params: dict[str, Any] = PROFILE) -> str:
+    token = sent(enforcer.server_message(handshake(), elicit(params)))["id"]
+    assert isinstance(token, str) and token.startswith("gq1.")
+    return token
+
+
+def test_replayed_answer_to_a_forwarded_request_is_absorbed_not_forwarded() -> None:
+    enforcer, audit = make()
+    token = _forwarded_token(enforcer)
+    answer = m({"id": token, "result": {"action": "accept", "content": {"name": "Ada"}}})
+    first = enforcer.client_message(handshake(), answer)
+    assert first.message is not None and first.message["id"] == 3 and not first.absorb
+    # The same answer again, or another answer to the same token: nothing goes upstream.
+    for again in (answer, m({"id": token, "result": {"action": "decline"}})):
+        out = enforcer.client_message(handshake(), again)
+        assert out.absorb and out.message is None and out.reject is None
+        assert audit.records[-1]["outcome"] == "replayed"
+        assert audit.records[-1]["answer_id"] == "sealed"
+    # Another forwarded request still takes its (single) answer.
+    other = _forwarded_token(enforcer)
+    assert enforcer.client_message(handshake(), m({"id": other, "result": {}})).message
+
+
+def test_answer_id_is_bound_to_the_credential_and_the_upstream() -> None:
+    enforcer, audit = make()
+    token = _forwarded_token(enforcer)
+    answer = m({"id": token, "result": {"action": "decline"}})
+    stolen = handshake()
+    stolen.credential = credential_digest("Bearer mallory")
+    out = enforcer.client_message(stolen, answer)
+    assert out.reject is not None and out.reject[:2] == (400, -32602)
+    assert audit.records[-1]["token_error"] == "foreign-credential"
+    elsewhere = handshake()
+    elsewhere.upstream = "other-upstream"
+    assert enforcer.client_message(elsewhere, answer).reject is not None
+    assert audit.records[-1]["token_error"] == "foreign-upstream"
+    # Refused answers do not use the token up: its owner still answers it.
+    assert enforcer.client_message(handshake(), answer).message is not None
+
+
+@pytest.mark.parametrize(
+    ("modes", "params", "message"),
+    [
+        ({"form"}, GOOD_URL, "Client does not support URL-mode elicitation requests"),
+        ({"url"}, PROFILE, "Client does not support form-mode elicitation requests"),
+        (set(), PROFILE, "Client does not support form-mode elicitation requests"),
+    ],
+)
+@pytest.mark.parametrize("block_response", ["decline", "error"])
+def test_undeclared_mode_is_answered_with_the_error_a_client_would_send(
+    modes: set[str], params: dict[str, Any], message: str, block_response: str
+) -> None:
+    enforcer, audit = make(policy_with(block_response=block_response))
+    out = enforcer.server_message(handshake(frozenset(modes)), elicit(params))
+    assert out.drop
+    assert out.replies == [
+        {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": message}}
+    ]
+    assert audit.records[-1]["reasons"] == ["mode-not-declared"]
+
+
+def test_undeclared_mode_with_another_blocking_reason_gets_the_policy_answer() -> None:
+    enforcer, audit = make()
+    out = enforcer.server_message(handshake(frozenset({"form"})), elicit(BAD_URL))
+    assert out.replies == [{"jsonrpc": "2.0", "id": 3, "result": {"action": "decline"}}]
+    assert set(audit.records[-1]["reasons"]) == {"mode-not-declared", "pii-in-url"}
+    # Unknown modes (no session to read them from): the gateway cannot speak for the client.
+    unknown = handshake()
+    unknown.modes = None
+    out = enforcer.server_message(unknown, elicit(PROFILE, rid=4))
+    assert out.replies == [{"jsonrpc": "2.0", "id": 4, "result": {"action": "decline"}}]
+
+
+def test_modern_undeclared_mode_is_declined_on_the_retry() -> None:
+    """2026 has no error inside ``inputResponses`` (an InputResponse is a result): the
+    stripped key is answered with a decline, as documented."""
+    enforcer, _ = make()
+    ctx = modern()
+    ctx.modes = frozenset({"form"})
+    ctx.request = call()
+    out = enforcer.server_message(ctx, input_required("s", ok=PROFILE, link=GOOD_URL))
+    token = sent(out)["result"]["requestState"]
+    assert list(sent(out)["result"]["inputRequests"]) == ["ok"]
+    retry = call(inputResponses={"ok": {"action": "decline"}}, requestState=token)
+    back = enforcer.client_message(modern(), retry)
+    assert back.message is not None
+    assert back.message["params"]["inputResponses"]["link"] == {"action": "decline"}
+
+
+def test_unsealed_answer_carrying_a_secret_is_declined() -> None:
+    enforcer, audit = make()
+    answer = m({"id": 9, "result": {"action": "accept", "content": {"name": CANARY}}})
+    out = enforcer.client_message(handshake(), answer)
+    assert out.message == {"jsonrpc": "2.0", "id": 9, "result": {"action": "decline"}}
+    record = audit.records[-1]
+    assert record["outcome"] == "declined-by-gateway" and record["answer_id"] == "raw"
+    assert {"secret-value", "schema-violation"} <= set(record["reasons"])
+    assert CANARY not in json.dumps(audit.records)
+
+
+def test_unsealed_answer_is_scanned_even_when_content_validation_is_off() -> None:
+    enforcer, audit = make(policy_with(outbound={"validate_content": False}))
+    secret = m({"id": "s-1", "result": {"action": "accept", "content": {"x": [CANARY]}}})
+    out = enforcer.client_message(handshake(), secret)
+    assert out.message is not None and out.message["result"] == {"action": "decline"}
+    assert audit.records[-1]["reasons"] == ["secret-value"]
+    benign = m({"id": "s-2", "result": {"action": "accept", "content": {"x": "blue"}}})
+    assert enforcer.client_message(handshake(), benign).message is None
+    assert audit.records[-1]["outcome"] == "forwarded"
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"action": "accept"},  # URL consent: no content
+        {"action": "decline"},
+    ],
+)
+def test_unsealed_answer_without_content_is_forwarded_and_audited(result: dict[str, Any]) -> None:
+    enforcer, audit = make()
+    assert enforcer.client_message(handshake(), m({"id": 9, "result": result})).message is None
+    assert audit.records[-1]["outcome"] == "forwarded"
+    assert audit.records[-1]["answer_id"] == "raw"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"id": 9, "result": {"roots": [{"uri": "file:///home/ada", "name": CANARY}]}},
+        {"id": 9, "result": {"role": "assistant", "content": {"type": "text", "text": CANARY}}},
+        {"id": 9, "result": {}},  # ping
+        {"id": 9, "error": {"code": -1, "message": "User rejected sampling request"}},
+    ],
+)
+def test_answers_to_other_server_requests_pass_unchanged(message: dict[str, Any]) -> None:
+    enforcer, audit = make()
+    out = enforcer.client_message(handshake(), m(message))
+    assert out.message is None and out.reject is None and not out.absorb
+    assert audit.records == []
+
+
+def test_sealed_url_answer_with_content_is_declined() -> None:
+    enforcer, audit = make()
+    token = _forwarded_token(enforcer, GOOD_URL)
+    answer = m({"id": token, "result": {"action": "accept", "content": {"code": "123456"}}})
+    out = enforcer.client_message(handshake(), answer)
+    assert out.message == {"jsonrpc": "2.0", "id": 3, "result": {"action": "decline"}}
+    assert audit.records[-1]["reasons"] == ["schema-violation"]
+
+
+def test_modern_answers_without_a_gateway_token_are_checked() -> None:
+    enforcer, audit = make()
+    responses = {
+        "raw": {"action": "accept", "content": {"name": CANARY}},
+        "consent": {"action": "accept"},
+        "llm": {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"},
+    }
+    back = enforcer.client_message(
+        modern(), call(inputResponses=responses, requestState="server-state")
+    )
+    assert back.message is not None
+    assert back.message["params"]["inputResponses"] == {
+        **responses,
+        "raw": {"action": "decline"},
+    }
+    assert back.message["params"]["requestState"] == "server-state"
+    assert [r["outcome"] for r in audit.records] == ["declined-by-gateway", "forwarded"]
+    assert CANARY not in json.dumps(audit.records)
+
+
+def test_modern_retry_key_the_gateway_never_forwarded_is_checked() -> None:
+    enforcer, _ = make()
+    ctx = modern()
+    ctx.request = call()
+    token = sent(enforcer.server_message(ctx, input_required("s", ok=PROFILE)))["result"][
+        "requestState"
+    ]
+    responses = {
+        "ok": {"action": "accept", "content": {"name": "Ada"}},
+        "extra": {"action": "accept", "content": {"note": "anything"}},
+    }
+    back = enforcer.client_message(modern(), call(inputResponses=responses, requestState=token))
+    assert back.message is not None
+    assert back.message["params"]["inputResponses"] == {
+        "ok": {"action": "accept", "content": {"name": "Ada"}},
+        "extra": {"action": "decline"},
+    }
+
+
+class Swappable:
+    """A policy reference like the app's: a reload swaps ``current``."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.current = policy
+
+    def __call__(self) -> Policy:
+        return self.current
+
+
+def test_a_stream_keeps_the_policy_it_started_with() -> None:
+    start, reloaded = load_policy(DEFAULT), load_policy(Path("policies/audit-only.yaml"))
+    ref = Swappable(start)
+    audit = Recorder()
+    enforcer = Enforcer(KEYS, ref, audit)
+    stream = handshake()
+    assert enforcer.server_message(stream, elicit(PROFILE, rid=1)).message is not None
+    ref.current = reloaded  # SIGHUP between two events of the same stream
+    later = enforcer.server_message(stream, elicit(PASSWORD, rid=2))
+    assert later.drop and later.replies  # still judged by the policy the stream started with
+    assert [r["policy_revision"] for r in audit.records] == [start.revision] * 2
+    # A new exchange starts with the reloaded policy (shadow mode: forwarded).
+    fresh = enforcer.server_message(handshake(), elicit(PASSWORD, rid=3))
+    assert not fresh.drop and audit.records[-1]["policy_revision"] == reloaded.revision
+
+
+def test_gateway_retries_keep_the_policy_of_the_call() -> None:
+    start = policy_with(max_gateway_rounds=3)
+    ref = Swappable(start)
+    enforcer = Enforcer(KEYS, ref, Recorder())
+    ctx = modern()
+    ctx.request = call()
+    out = enforcer.server_message(ctx, input_required("s", bad=PASSWORD))
+    assert out.retry is not None
+    ref.current = policy_with(all_blocked_round="fail")
+    again = m({**input_required("s", bad=PASSWORD).obj, "id": out.retry["id"]})
+    assert enforcer.server_message(ctx, again).retry is not None  # still "retry"
