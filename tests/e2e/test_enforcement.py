@@ -4,7 +4,8 @@ demo upstream (SDK server), both eras, every carrier.
 * blocked → the client's callback is never invoked, the server receives a decline and the tool
   call completes normally;
 * allowed → the same outcome as direct; warned → forwarded and audited;
-* undeclared modes are stripped; outbound violations become a decline;
+* undeclared modes are stripped (handshake: the server gets the client's own -32602 refusal);
+  outbound violations become a decline; a replayed answer is forwarded once;
 * tampered, expired and foreign-credential tokens are refused;
 * two replicas behind an alternating round-robin serve both eras with zero errors;
 * the policy reloads repeatedly under concurrent load with zero failed requests.
@@ -265,19 +266,80 @@ async def _handshake_session(
     return headers
 
 
-async def test_undeclared_mode_is_stripped_in_both_eras(gateway: Peer) -> None:
+async def _run_handshake_call(
+    http: aiohttp.ClientSession, url: str, caps: Mapping[str, Any], tool: str
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One handshake-era ``tools/call`` by a raw client declaring ``caps`` that answers every
+    elicitation in a mode it did not declare as a client must (spec 2025-11-25, and the
+    TypeScript SDK client's wording): JSON-RPC ``-32602``. Returns the elicitations it was shown
+    and the final response."""
+    modes = set(caps.get("elicitation", {})) or {"form"}
+    headers = await _handshake_session(http, url, caps)
+    call = {"name": tool, "arguments": {}}
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+    shown: list[dict[str, Any]] = []
+    async with http.post(url, json=body, headers=headers) as resp:
+        data: list[str] = []
+        async for raw in resp.content:
+            line = raw.decode().rstrip("\r\n")
+            if line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+            if line or not "".join(data):
+                if not line:
+                    data = []  # an event without data (priming): nothing to dispatch
+                continue
+            message = json.loads("\n".join(data))
+            data = []
+            if message.get("method") == "elicitation/create":
+                shown.append(message)
+                mode = message["params"].get("mode", "form")
+                assert mode not in modes, "this client only refuses undeclared modes"
+                label = "URL" if mode == "url" else "form"
+                refusal = {
+                    "jsonrpc": "2.0",
+                    "id": message["id"],
+                    "error": {
+                        "code": -32602,
+                        "message": f"Client does not support {label}-mode elicitation requests",
+                    },
+                }
+                async with http.post(url, json=refusal, headers=headers) as answered:
+                    assert answered.status == 202
+            elif message.get("id") == 2:
+                return shown, message
+    raise AssertionError("the call ended without a response")
+
+
+async def test_undeclared_mode_is_refused_for_the_client_as_the_client_would(
+    upstream: Peer, gateway: Peer
+) -> None:
+    """Handshake era: a form-only client is sent a URL elicitation. Through the gateway the
+    client never sees it, and the server gets the same -32602 refusal the client itself sends
+    when it talks to the server directly: the tool's outcome is identical (the SDK server's
+    ``ctx.elicit_url`` raises on the error, as it does without a gateway)."""
+    since = mark(gateway)
+    caps: dict[str, Any] = {"elicitation": {}}  # form only
+    async with aiohttp.ClientSession(timeout=HTTP_TIMEOUT) as http:
+        shown_direct, direct = await _run_handshake_call(
+            http, upstream.url, caps, "demo_undeclared"
+        )
+        shown_through, through = await _run_handshake_call(
+            http, gateway.url, caps, "demo_undeclared"
+        )
+    assert [m["params"]["mode"] for m in shown_direct] == ["url"]
+    assert shown_through == []
+    assert through == direct
+    assert "decline" not in json.dumps(through)  # not the gateway's old stand-in answer
+    [found] = await settled(gateway, since, "elicitation.decision", 1)
+    assert found["reasons"] == ["mode-not-declared"] and found["action"] == "block"
+
+
+async def test_undeclared_mode_is_declined_on_the_modern_retry(gateway: Peer) -> None:
+    """2026: an ``inputResponses`` value is a result (ElicitResult, …), never an error, so the
+    stripped entry is answered with a decline on the retry and the call completes."""
     since = mark(gateway)
     call = {"name": "demo_undeclared", "arguments": {}}
     async with aiohttp.ClientSession(timeout=HTTP_TIMEOUT) as http:
-        headers = await _handshake_session(http, gateway.url, {"elicitation": {}})  # form only
-        body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
-        async with http.post(gateway.url, json=body, headers=headers) as resp:
-            messages = await _sse_messages(resp)
-        assert all(m.get("method") != "elicitation/create" for m in messages)
-        assert messages[-1]["result"]["content"][0]["text"] == described(
-            LEGACY, "open", "decline", None, None
-        )
-
         modern = {**call, "_meta": _meta({"elicitation": {"form": {}}})}
         body = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": modern}
         headers = _json_headers(
@@ -295,8 +357,8 @@ async def test_undeclared_mode_is_stripped_in_both_eras(gateway: Peer) -> None:
         assert reply["result"]["content"][0]["text"] == described(
             MODERN, "open", "decline", None, "demo_undeclared"
         )
-    found = await settled(gateway, since, "elicitation.decision", 2)
-    assert [d["reasons"] for d in found] == [["mode-not-declared"], ["mode-not-declared"]]
+    found = await settled(gateway, since, "elicitation.decision", 1)
+    assert [d["reasons"] for d in found] == [["mode-not-declared"]]
 
 
 # -- tokens: tamper, expiry, another credential ------------------------------------------------
