@@ -48,6 +48,16 @@ bench: install
 	command -v nginx >/dev/null || (apt-get update -qq && apt-get install -y -qq nginx wrk)
 	$(PY) bench/run.py
 
+## The long differential run (issue 9): FUZZ_EXAMPLES hostile upstream responses through the
+## gateway to the SDK readers, FUZZ_WORKERS processes; prints inputs tried and violations (each
+## violation's raw response bytes are saved under FUZZ_OUT). `make test` runs a bounded version.
+FUZZ_EXAMPLES ?= 1000000
+FUZZ_WORKERS  ?= $(shell nproc)
+FUZZ_OUT      ?= /tmp/gateway-fuzz
+.PHONY: fuzz
+fuzz: install conformance-deps
+	$(PY) -m tests.differential.fuzz --examples $(FUZZ_EXAMPLES) --workers $(FUZZ_WORKERS) --out $(FUZZ_OUT)
+
 demo: install
 	$(VENV)/bin/elicitation-gateway demo
 
