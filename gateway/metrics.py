@@ -84,6 +84,19 @@ class Metrics:
             registry=r,
             multiprocess_mode="livesum",
         )
+        self.connections_open = Gauge(
+            "gateway_connections_open",
+            "Client connections currently open (accepted and not refused).",
+            registry=r,
+            multiprocess_mode="livesum",
+        )
+        self.connections_closed = Counter(
+            "gateway_connections_closed",
+            "Client connections the gateway closed or refused itself, by reason "
+            "(header-timeout, body-timeout, idle-timeout, unread-body, over-capacity).",
+            ["reason"],
+            registry=r,
+        )
         self.policy_reloads = Counter(
             "gateway_policy_reloads",
             "Policy reload attempts, by result.",

@@ -255,10 +255,17 @@ class Relay:
         if request.content_length is not None and request.content_length > self._max_request:
             raise too_large
         body = bytearray()
-        async for chunk in request.content.iter_any():
-            body.extend(chunk)
-            if len(body) > self._max_request:
-                raise too_large
+        try:
+            async for chunk in request.content.iter_any():
+                body.extend(chunk)
+                if len(body) > self._max_request:
+                    raise too_large
+        except TimeoutError as exc:
+            # timeouts.body ran out while the body was arriving (gateway/listener.py raises
+            # BodyTimeout into the body stream): 408, and the listener closes the connection.
+            raise ProtocolError(
+                "Request body timeout", jsonrpc_code=errors.INVALID_REQUEST, http_status=408
+            ) from exc
         parsed = parse_message(bytes(body), max_bytes=self._max_request, max_depth=self._max_depth)
         if isinstance(parsed, list):
             raise ProtocolError(

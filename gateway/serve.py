@@ -85,7 +85,7 @@ def _overrides(flags: Mapping[str, Any], upstream: str | None) -> dict[str, Any]
 async def _run(settings: Settings, policy: Any, keys: KeyRing, *, reuse_port: bool) -> None:
     from aiohttp import web  # noqa: PLC0415 - after the worker processes' metrics set-up
 
-    from gateway.app import RELAY, make_app  # noqa: PLC0415
+    from gateway.app import GUARD, RELAY, make_app  # noqa: PLC0415
     from gateway.reload import WATCH_INTERVAL, policy_watcher, reload_policy  # noqa: PLC0415
 
     log = get_logger("gateway")
@@ -96,7 +96,8 @@ async def _run(settings: Settings, policy: Any, keys: KeyRing, *, reuse_port: bo
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     host, port = parse_listen(settings.listen)
-    site = web.TCPSite(runner, host, port, reuse_address=True, reuse_port=reuse_port or None)
+    # Header / body / keep-alive timeouts and the connection cap (gateway/listener.py).
+    site = app[GUARD].site(runner, host, port, reuse_port=reuse_port)
     await site.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -15,6 +15,7 @@ SOCKET_LAYER = frozenset(
     {
         "relay.py",
         "upstream.py",
+        "listener.py",
         "app.py",
         "serve.py",
         "reload.py",

@@ -1,0 +1,387 @@
+"""Client connections: header, body and keep-alive timeouts, and a cap on open connections.
+
+aiohttp's server reads request heads and bodies without any deadline of its own (its keep-alive
+timer only starts after a request and defaults to an hour), so a client that sends a request
+head one byte at a time — or a body that never ends — holds a connection, a parser and a task
+for as long as it likes (slowloris). This module puts a deadline on every phase of a client
+connection and a cap on how many are open at once, per listener (one per worker process):
+
+* **header** (``timeouts.header``): from the moment a connection is accepted — or, on a
+  kept-alive connection, from the first byte of its next request (or from the end of the previous
+  request, when that byte arrived while it was still being served) — to a complete request
+  head. Expired: ``408`` (when part of a head arrived) and the connection is closed.
+* **keep-alive** (``timeouts.keepalive``): the silence allowed between two requests on one
+  connection. Expired: closed.
+* **body** (``timeouts.body``): from the complete head to the complete body. Expired: reading
+  the body raises :class:`BodyTimeout` (a ``TimeoutError``) in the handler; the relay answers
+  ``408`` with a JSON-RPC error, and the connection is closed once that answer is written.
+* **cap** (``limits.max_connections``): a connection accepted while the cap is reached gets a
+  ``503`` JSON-RPC error and is closed at once, before anything is read from it; it is never
+  queued. Connections below the cap are untouched.
+
+While a request is being served (its handler runs: a call in flight, an SSE stream) none of the
+client-side timers run; the upstream timeouts and the relay's own limits apply then.
+
+How: :class:`GuardedSite` listens with a protocol factory that wraps each of aiohttp's
+``RequestHandler`` protocols in a :class:`_Connection` (it sees every byte arrive and every
+connection end, and owns the timer), and :meth:`ConnectionGuard.middleware` tells the connection
+when a request head is complete (the handler starts) and when its response is done. Closes and
+refusals are counted in ``gateway_connections_closed{reason}``; ``gateway_connections_open``
+is the number open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import resource
+from collections.abc import Awaitable, Callable
+from enum import Enum
+from typing import Any, Final, cast
+
+from aiohttp import web
+from aiohttp.streams import StreamReader
+
+from gateway import errors
+from gateway.config import Settings
+from gateway.jsonrpc import error_response
+from gateway.logs import get_logger
+from gateway.metrics import Metrics
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+ProtocolFactory = Callable[[], asyncio.Protocol]
+
+HEADER_TIMEOUT: Final = "header-timeout"
+BODY_TIMEOUT: Final = "body-timeout"
+IDLE_TIMEOUT: Final = "idle-timeout"
+UNREAD_BODY: Final = "unread-body"
+OVER_CAPACITY: Final = "over-capacity"
+CLOSE_REASONS: Final = (HEADER_TIMEOUT, BODY_TIMEOUT, IDLE_TIMEOUT, UNREAD_BODY, OVER_CAPACITY)
+
+_OVER_CAPACITY_BODY: Final = error_response(
+    None, errors.INVALID_REQUEST, "Gateway at its connection limit: try again later"
+)
+_OVER_CAPACITY_RESPONSE: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\n"
+    b"Content-Type: application/json\r\n"
+    b"Retry-After: 1\r\n"
+    b"Connection: close\r\n"
+    b"Content-Length: " + str(len(_OVER_CAPACITY_BODY)).encode() + b"\r\n\r\n" + _OVER_CAPACITY_BODY
+)
+_HEADER_TIMEOUT_RESPONSE: Final = (
+    b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+)
+# Listen backlog: a connection flood is accepted (and refused above the cap) at once instead of
+# waiting in a short SYN queue.
+BACKLOG: Final = 1024
+
+
+class BodyTimeout(TimeoutError):
+    """The request body did not arrive in full within ``timeouts.body``."""
+
+
+class _State(Enum):
+    HEAD = "head"  # waiting for a complete request head (header timer)
+    BUSY = "busy"  # a request is being served (no timer)
+    IDLE = "idle"  # kept alive between requests (keep-alive timer)
+
+
+class ConnectionGuard:
+    """Timeouts and the connection cap of one listener (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        header_timeout: float,
+        body_timeout: float,
+        keepalive_timeout: float,
+        max_connections: int,
+        metrics: Metrics,
+    ) -> None:
+        self.header_timeout = header_timeout
+        self.body_timeout = body_timeout
+        self.keepalive_timeout = keepalive_timeout
+        self.max_connections = max_connections
+        self.open = 0  # connections accepted and not refused, not yet lost
+        self._metrics = metrics
+        self._connections: dict[asyncio.BaseTransport, _Connection] = {}
+        self._log = get_logger("gateway.listener")
+
+    @classmethod
+    def from_settings(cls, settings: Settings, metrics: Metrics) -> ConnectionGuard:
+        t = settings.timeouts
+        return cls(
+            header_timeout=t.header,
+            body_timeout=t.body,
+            keepalive_timeout=t.keepalive,
+            max_connections=settings.limits.max_connections,
+            metrics=metrics,
+        )
+
+    # -- the listener side --------------------------------------------------------------------
+
+    def protocol_factory(self, server: ProtocolFactory) -> ProtocolFactory:
+        """Wrap aiohttp's protocol factory (``runner.server``) for ``loop.create_server``."""
+
+        def factory() -> asyncio.Protocol:
+            return _Connection(self, server)
+
+        return factory
+
+    def closed(self, reason: str) -> None:
+        self._metrics.connections_closed.labels(reason).inc()
+        self._log.debug("connection.closed", reason=reason)
+
+    def _opened(self, conn: _Connection, transport: asyncio.BaseTransport) -> None:
+        self.open += 1
+        self._connections[transport] = conn
+        self._metrics.connections_open.inc()
+
+    def _lost(self, transport: asyncio.BaseTransport) -> None:
+        self.open -= 1
+        self._connections.pop(transport, None)
+        self._metrics.connections_open.dec()
+
+    # -- the request side ---------------------------------------------------------------------
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """The head is complete when this runs; the response is done when it returns."""
+        transport = request.transport
+        conn = self._connections.get(transport) if transport is not None else None
+        content = request.content
+        if conn is not None:
+            conn.request_started(content)
+        timer: asyncio.TimerHandle | None = None
+        expired: list[bool] = []
+        if not content.is_eof():
+            timer = asyncio.get_running_loop().call_later(
+                self.body_timeout, _expire_body, content, expired
+            )
+        try:
+            response = await handler(request)
+            if not content.is_eof():
+                # The client has not sent its whole body (it stalled, or the answer came before
+                # it was needed): answer, then close rather than wait for the rest.
+                await self._answer_and_close(request, response, BODY_TIMEOUT if expired else None)
+            return response
+        finally:
+            if timer is not None:
+                timer.cancel()
+            if conn is not None:
+                conn.request_finished()
+
+    async def _answer_and_close(
+        self, request: web.Request, response: web.StreamResponse, reason: str | None
+    ) -> None:
+        response.force_close()
+        with contextlib.suppress(ConnectionError):
+            await response.prepare(request)
+            await response.write_eof()
+        self.closed(reason or UNREAD_BODY)
+        # No lingering read of a body that is not coming: the answer is written, close now.
+        request.protocol.force_close()
+
+    def site(
+        self, runner: web.BaseRunner, host: str, port: int, *, reuse_port: bool = False
+    ) -> GuardedSite:
+        return GuardedSite(runner, self, host, port, reuse_port=reuse_port)
+
+
+def _expire_body(content: StreamReader, expired: list[bool]) -> None:
+    if not content.is_eof():
+        expired.append(True)
+        content.set_exception(BodyTimeout("request body timeout"))
+
+
+class _Connection(asyncio.Protocol):
+    """One client connection: aiohttp's protocol inside, this one's timer around it."""
+
+    __slots__ = (
+        "_content",
+        "_guard",
+        "_head_bytes",
+        "_inner",
+        "_next_head",
+        "_server",
+        "_state",
+        "_timer",
+        "_transport",
+    )
+
+    def __init__(self, guard: ConnectionGuard, server: ProtocolFactory) -> None:
+        self._guard = guard
+        self._server = server
+        self._inner: asyncio.Protocol | None = None  # None: refused (or not yet connected)
+        self._transport: asyncio.Transport | None = None
+        self._state = _State.HEAD
+        self._timer: asyncio.TimerHandle | None = None
+        self._head_bytes = False  # part of a request head arrived in this HEAD phase
+        self._content: StreamReader | None = None  # the body of the request being served
+        self._next_head = False  # bytes of the next request arrived while one was served
+
+    # -- asyncio.Protocol -----------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        transport = cast(asyncio.Transport, transport)  # a stream server's transport
+        guard = self._guard
+        if guard.open >= guard.max_connections:
+            # Refused before anything is read: no parser, no task, an answer and a close.
+            transport.write(_OVER_CAPACITY_RESPONSE)
+            transport.close()
+            guard.closed(OVER_CAPACITY)
+            return
+        self._transport = transport
+        guard._opened(self, transport)
+        self._inner = self._server()
+        self._inner.connection_made(transport)
+        self._arm(guard.header_timeout)
+
+    def data_received(self, data: bytes) -> None:
+        if self._inner is None:
+            return
+        state = self._state
+        if state is _State.IDLE:
+            self._state = _State.HEAD
+            self._head_bytes = True
+            self._arm(self._guard.header_timeout)
+        elif state is _State.HEAD:
+            self._head_bytes = True
+        elif self._content is not None and self._content.is_eof():
+            self._next_head = True  # pipelined: the body being served is complete already
+        self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received() if self._inner is not None else None
+
+    def pause_writing(self) -> None:
+        if self._inner is not None:
+            self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self._inner is not None:
+            self._inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        inner, self._inner = self._inner, None
+        if inner is None:
+            return
+        self._cancel()
+        if self._transport is not None:
+            self._guard._lost(self._transport)
+        self._content = None
+        inner.connection_lost(exc)
+
+    # -- from the middleware -----------------------------------------------------------------
+
+    def request_started(self, content: StreamReader) -> None:
+        self._cancel()
+        self._state = _State.BUSY
+        self._content = content
+        self._next_head = False
+
+    def request_finished(self) -> None:
+        if self._inner is None:
+            return
+        self._content = None
+        if self._next_head:
+            self._state, self._head_bytes = _State.HEAD, True
+            self._arm(self._guard.header_timeout)
+        else:
+            self._state, self._head_bytes = _State.IDLE, False
+            self._arm(self._guard.keepalive_timeout)
+
+    # -- the timer ----------------------------------------------------------------------------
+
+    def _arm(self, delay: float) -> None:
+        self._cancel()
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            self._timer = asyncio.get_running_loop().call_later(delay, self._expire)
+
+    def _cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _expire(self) -> None:
+        self._timer = None
+        transport, inner = self._transport, self._inner
+        if transport is None or inner is None or self._state is _State.BUSY:
+            return
+        if transport.get_write_buffer_size():
+            # The last response is still being written to a slow reader: the idle / head clock
+            # starts once it is out.
+            self._arm(self._guard.keepalive_timeout)
+            return
+        if self._state is _State.HEAD:
+            if self._head_bytes:
+                transport.write(_HEADER_TIMEOUT_RESPONSE)
+            self._guard.closed(HEADER_TIMEOUT)
+        else:
+            self._guard.closed(IDLE_TIMEOUT)
+        close: Any = getattr(inner, "force_close", None)  # aiohttp's RequestHandler
+        if callable(close):
+            close()  # cancels its wait for a request, closes the transport
+        else:
+            transport.close()
+
+
+class GuardedSite(web.TCPSite):
+    """``web.TCPSite`` whose connections go through a :class:`ConnectionGuard`."""
+
+    def __init__(
+        self,
+        runner: web.BaseRunner,
+        guard: ConnectionGuard,
+        host: str,
+        port: int,
+        *,
+        reuse_port: bool = False,
+    ) -> None:
+        super().__init__(
+            runner,
+            host,
+            port,
+            backlog=BACKLOG,
+            reuse_address=True,
+            reuse_port=reuse_port or None,
+        )
+        self._guard = guard
+
+    async def start(self) -> None:
+        self._runner._reg_site(self)
+        raise_fd_limit(self._guard.max_connections)
+        server = self._runner.server
+        if server is None:
+            raise RuntimeError("call runner.setup() before starting the site")
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            self._guard.protocol_factory(server),
+            self._host,
+            self._port,
+            backlog=self._backlog,
+            reuse_address=self._reuse_address,
+            reuse_port=self._reuse_port,
+        )
+        sockets = self._server.sockets
+        self._bound_port = sockets[0].getsockname()[1] if sockets else self._port
+
+
+def raise_fd_limit(max_connections: int) -> None:
+    """Each client connection may hold an upstream connection too: make room for both (raise
+    the soft ``RLIMIT_NOFILE`` up to the hard one), or warn that the cap cannot be reached."""
+    needed = 2 * max_connections + 256
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        get_logger("gateway.listener").warning(
+            "gateway.fd_limit",
+            message="the open-file limit is below what limits.max_connections needs",
+            nofile=soft,
+            needed=needed,
+        )
