@@ -22,7 +22,14 @@ $(CONF_DIR)/node_modules/.installed: $(VENV)/.installed $(CONF_DIR)/package.json
 conformance-deps: $(CONF_DIR)/node_modules/.installed
 
 ## Run the gateway on 127.0.0.1:8080 in front of the bundled demo upstream, policies/default.yaml.
-run: install
+## Installs only what running needs (no dev extras: those come with `make test` / `make install`).
+$(VENV)/.installed-run: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c constraints.txt -e .
+	touch $@
+
+run: $(VENV)/.installed-run
 	$(VENV)/bin/elicitation-gateway serve --listen 127.0.0.1:8080 --demo-upstream --policy policies/default.yaml
 
 lint: install

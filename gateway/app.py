@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -16,7 +17,6 @@ from gateway.config import Settings, parse_listen
 from gateway.enforce import Enforcer
 from gateway.era import era_of_version
 from gateway.headers import HostGuard, is_loopback_host
-from gateway.listener import ConnectionGuard
 from gateway.logs import get_logger
 from gateway.metrics import CONTENT_TYPE, Metrics
 from gateway.observe import Observer
@@ -29,11 +29,12 @@ SETTINGS = web.AppKey("settings", Settings)
 CLIENT = web.AppKey("client", UpstreamClient)
 RELAY = web.AppKey("relay", Relay)
 TARGETS = web.AppKey("targets", dict[str, Target])
-READY_CACHE = web.AppKey("ready_cache", dict[str, tuple[float, bool]])
+READY_CACHE = web.AppKey("ready_cache", dict[str, tuple[float, str | None]])
+# How https upstreams are verified (the relay's client and /readyz); default: the system store.
+UPSTREAM_TLS = web.AppKey("upstream_tls", ssl.SSLContext)
 ENFORCER = web.AppKey("enforcer", Enforcer)
 KEYS = web.AppKey("keys", KeyRing)
 METRICS = web.AppKey("metrics", Metrics)
-GUARD = web.AppKey("connection_guard", ConnectionGuard)  # client-side timeouts, connection cap
 
 
 class PolicyRef:
@@ -105,8 +106,6 @@ def make_app(
     app[POLICY] = PolicyRef(policy)
     app[KEYS] = keys
     app[METRICS] = Metrics()
-    app[GUARD] = ConnectionGuard.from_settings(settings, app[METRICS])
-    app.middlewares.append(app[GUARD].middleware)
     app[ENFORCER] = Enforcer(
         keys,
         app[POLICY],
@@ -145,8 +144,13 @@ def _mcp_handler(target: Target) -> Callable[[web.Request], Awaitable[web.Stream
 async def _upstream_client(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     t = settings.timeouts
+    if UPSTREAM_TLS not in app:
+        app[UPSTREAM_TLS] = ssl.create_default_context()
     client = UpstreamClient(
-        connect_timeout=t.connect, response_timeout=t.response, idle_timeout=t.idle
+        connect_timeout=t.connect,
+        response_timeout=t.response,
+        idle_timeout=t.idle,
+        ssl_context=app[UPSTREAM_TLS],
     )
     app[CLIENT] = client
     logger = get_logger("gateway.relay")
@@ -172,33 +176,49 @@ async def _healthz(_: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
 
-async def _reachable(target: Target, timeout: float) -> bool:
+async def _reachable(
+    target: Target, timeout: float, tls: ssl.SSLContext | None = None
+) -> str | None:
+    """None when the upstream accepts a connection — for https, a TLS handshake verified the way
+    the relay's client verifies it; else why not: ``connect``, ``timeout`` or ``tls``."""
     host, port = target.url.host, target.url.port
     if host is None or port is None:
-        return False
+        return "connect"
+    context: ssl.SSLContext | None = None
+    if target.url.scheme == "https":
+        context = tls or ssl.create_default_context()
     try:
         async with asyncio.timeout(timeout):
-            _, writer = await asyncio.open_connection(host, port)
-    except (OSError, TimeoutError):
-        return False
+            _, writer = await asyncio.open_connection(
+                host, port, ssl=context, server_hostname=host if context is not None else None
+            )
+    except ssl.SSLError:  # certificate not trusted, wrong name, protocol failure
+        return "tls"
+    except TimeoutError:
+        return "timeout"
+    except OSError:
+        return "connect"
     writer.close()
-    with contextlib.suppress(OSError):
+    with contextlib.suppress(OSError, ssl.SSLError):
         await writer.wait_closed()
-    return True
+    return None
 
 
 async def _readyz(request: web.Request) -> web.Response:
     """Ready once the config and policy are loaded; upstream reachability is reported (a TCP
-    connect, cached for 2 s) but does not make the gateway unready."""
+    connect, and the TLS handshake for https; cached for 2 s) but does not make the gateway
+    unready. An unreachable upstream carries a ``reason``: connect, timeout or tls."""
     if request.app[RELAY].draining:
         return web.json_response({"status": "draining"}, status=503)
     cache = request.app[READY_CACHE]
     now = time.monotonic()
     report: dict[str, Any] = {}
+    tls = request.app.get(UPSTREAM_TLS)
     for name, target in request.app[TARGETS].items():
         cached = cache.get(name)
         if cached is None or now - cached[0] > 2.0:
-            cached = (now, await _reachable(target, 1.0))
+            cached = (now, await _reachable(target, 1.0, tls))
             cache[name] = cached
-        report[name] = {"reachable": cached[1]}
+        why = cached[1]
+        report[name] = {"reachable": True} if why is None else {"reachable": False, "reason": why}
     return web.json_response({"status": "ready", "upstreams": report})

@@ -5,12 +5,22 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from gateway import __version__
 
+LOG_LEVELS = ("debug", "info", "warning", "error")  # as gateway.config (not imported: start-up)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line naming the flag, exit 2 (the full usage is in ``--help``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
 
 def _build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="elicitation-gateway",
         description="Security gateway for MCP elicitation (reverse proxy + policy engine).",
     )
@@ -22,7 +32,9 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--upstream", help="URL of the single upstream MCP endpoint (served at /mcp)"
     )
-    serve.add_argument("--policy", help="policy YAML file (default: policies/default.yaml)")
+    serve.add_argument(
+        "--policy", help="policy YAML file (default: the shipped policies/default.yaml)"
+    )
     serve.add_argument("--config", help="gateway YAML config (several upstreams, limits, timeouts)")
     serve.add_argument(
         "--demo-upstream",
@@ -58,7 +70,13 @@ def _build_parser() -> argparse.ArgumentParser:
         default=None,
         help="on SIGTERM, how long requests in flight may take to finish (default 20)",
     )
-    serve.add_argument("--log-level", default=None, help="debug, info, warning or error")
+    serve.add_argument(
+        "--log-level",
+        default=None,
+        type=str.lower,
+        choices=LOG_LEVELS,
+        help="debug, info (default), warning or error",
+    )
 
     check = sub.add_parser("check", help="evaluate elicitations (JSON lines on stdin)")
     check.add_argument("--policy", required=True, help="policy YAML file")
@@ -68,7 +86,9 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument("--server", default=None, help="upstream name for per-server overrides")
 
     demo = sub.add_parser("demo", help="show the gateway at work on benign and phishing requests")
-    demo.add_argument("--policy", default="policies/default.yaml", help="policy YAML file")
+    demo.add_argument(
+        "--policy", default=None, help="policy YAML file (default: the shipped default policy)"
+    )
 
     validate = sub.add_parser("validate-policy", help="validate a policy file")
     validate.add_argument("file", help="policy YAML file")
@@ -95,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from gateway.demo.run import run_demo  # noqa: PLC0415
 
-        return run_demo(args.policy, sys.stdout)
+        return run_demo(args.policy, sys.stdout, sys.stderr)
     if args.command == "validate-policy":
         from gateway.check import run_validate  # noqa: PLC0415
 

@@ -6,6 +6,8 @@ Precedence: command-line flags override the config file, which overrides the def
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,7 +16,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from gateway.errors import ConfigError
 
-DEFAULT_POLICY = "policies/default.yaml"
+# The shipped policies are package data (gateway/data/policies/, byte-identical to the documented
+# top-level policies/, which is their source: tests/test_config.py checks the copy), so the
+# default resolves wherever the gateway runs, not against the working directory.
+PACKAGED_POLICIES = Path(str(resources.files("gateway").joinpath("data", "policies")))
+DEFAULT_POLICY = str(PACKAGED_POLICIES / "default.yaml")
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 class _Strict(BaseModel):
@@ -82,6 +89,11 @@ class Settings(_Strict):
     workers: int | None = Field(default=None, ge=1, le=256)  # None: one per core
     drain_seconds: float = Field(default=20.0, ge=0, le=3600)
 
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _lower_level(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
     @field_validator("listen")
     @classmethod
     def _host_port(cls, value: str) -> str:
@@ -112,11 +124,18 @@ def _loc(loc: tuple[int | str, ...]) -> str:
 
 
 def load_settings(
-    config_file: str | None = None, overrides: dict[str, Any] | None = None
+    config_file: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    sources: Mapping[str, str] | None = None,
 ) -> Settings:
-    """Read the config file (if any), apply flag overrides, validate. Raises ConfigError."""
+    """Read the config file (if any), apply flag overrides, validate. Raises ConfigError.
+
+    ``sources`` names where each override came from (``--workers``, ``GATEWAY_WORKERS``): an
+    error in an overridden setting names that flag or variable, one in the file names the file.
+    """
     data: dict[str, Any] = {}
     source = config_file or "command line"
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
     if config_file:
         try:
             raw = yaml.safe_load(Path(config_file).read_text(encoding="utf-8"))
@@ -134,12 +153,20 @@ def load_settings(
             candidate = base / data["policy"]
             if candidate.exists():
                 data["policy"] = str(candidate)
-    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    data.update(given)
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(f"{source}: {_loc(first['loc'])}: {first['msg']}") from exc
+        loc = first["loc"]
+        key = loc[0] if loc else None
+        if isinstance(key, str) and key in given:
+            label = (sources or {}).get(key)
+            if label is None:
+                raise ConfigError(f"command line: {_loc(loc)}: {first['msg']}") from exc
+            field = f"{_loc(loc)}: " if len(loc) > 1 else ""  # e.g. --upstream → upstreams.…
+            raise ConfigError(f"{label}: {field}{first['msg']}") from exc
+        raise ConfigError(f"{source}: {_loc(loc)}: {first['msg']}") from exc
     if not settings.upstreams:
         raise ConfigError(f"{source}: no upstream: pass --upstream URL or declare `upstreams:`")
     return settings

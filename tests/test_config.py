@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config import load_settings
+from gateway.config import PACKAGED_POLICIES, load_settings
 from gateway.errors import ConfigError
+from gateway.policy.loader import load_policy
 
 
 def test_flags_only() -> None:
@@ -53,3 +54,52 @@ def test_bad_config_names_file_and_field(tmp_path: Path, text: str, needle: str)
 def test_missing_file() -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_settings("/nonexistent/gw.yaml")
+
+
+def test_packaged_policies_are_the_policies_directory_byte_for_byte() -> None:
+    """policies/ (the documented, edited copy) is the source; gateway/data/policies/ ships it
+    inside the package so the default resolves from any working directory. After editing a
+    policy: cp policies/*.yaml gateway/data/policies/."""
+    root = Path(__file__).resolve().parents[1]
+    shipped = {p.name: p.read_bytes() for p in PACKAGED_POLICIES.glob("*.yaml")}
+    source = {p.name: p.read_bytes() for p in (root / "policies").glob("*.yaml")}
+    assert source, "no policies/*.yaml"
+    assert shipped == source
+
+
+def test_default_policy_is_the_shipped_one_wherever_the_gateway_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    s = load_settings(None, {"upstreams": {"default": {"url": "http://127.0.0.1:1/mcp"}}})
+    assert Path(s.policy).is_absolute()
+    assert Path(s.policy) == PACKAGED_POLICIES / "default.yaml"
+    assert load_policy(s.policy).revision  # loads from a directory without policies/
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "label"),
+    [
+        ("workers", "abc", "GATEWAY_WORKERS"),
+        ("log_level", "verbose", "GATEWAY_LOG_LEVEL"),
+        ("drain_seconds", "-1", "--drain-seconds"),
+        ("listen", "nope", "GATEWAY_LISTEN"),
+    ],
+)
+def test_setting_errors_name_the_flag_or_variable_not_the_config_file(
+    tmp_path: Path, key: str, value: str, label: str
+) -> None:
+    cfg = tmp_path / "gw.yaml"
+    cfg.write_text("upstreams: {a: {url: 'http://a/mcp'}}\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(str(cfg), {key: value}, {key: label})
+    message = str(err.value)
+    assert message.startswith(f"{label}: ")
+    assert str(cfg) not in message and "command line" not in message
+
+
+def test_log_level_is_case_insensitive() -> None:
+    s = load_settings(
+        None, {"log_level": "DEBUG", "upstreams": {"default": {"url": "http://a/mcp"}}}
+    )
+    assert s.log_level == "debug"

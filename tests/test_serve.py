@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
+import pytest
+
 from gateway.cli import _build_parser
-from gateway.config import load_settings
+from gateway.config import PACKAGED_POLICIES, load_settings
 from gateway.serve import _overrides, resolve_flags
-from tests.peers.procs import ROOT, peer_env
+from tests.peers.procs import ROOT, free_port, peer_env, read_log_events
 
 
 def test_flags_win_over_environment_and_environment_over_the_file(tmp_path: Path) -> None:
@@ -56,3 +61,76 @@ def test_bad_startup_settings_exit_2_with_a_clear_message(tmp_path: Path) -> Non
         )
         assert done.returncode == 2, (argv, done.stderr)
         assert needle in done.stderr, (argv, done.stderr)
+
+
+SERVE = [sys.executable, "-m", "gateway", "serve", "--upstream", "http://127.0.0.1:9/mcp"]
+
+
+def _holder(reuse_port: bool) -> socket.socket:
+    """A listening socket on a free loopback port, as another process would hold it (with
+    SO_REUSEPORT: like a running gateway's workers)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    return sock
+
+
+@pytest.mark.parametrize("reuse_port", [False, True], ids=["plain", "so-reuseport"])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_refuses_a_port_already_in_use(workers: str, reuse_port: bool) -> None:
+    """Before forking: exit 2, one line naming the flag and the address, no worker started
+    (formerly: workers shared the port with the other process, or were forked in a loop)."""
+    with _holder(reuse_port) as holder:
+        port = holder.getsockname()[1]
+        started = time.monotonic()
+        done = subprocess.run(
+            [*SERVE, "--listen", f"127.0.0.1:{port}", "--workers", workers],
+            cwd=ROOT,
+            env=peer_env(),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        elapsed = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines == [
+        f"elicitation-gateway: error: --listen 127.0.0.1:{port}: "
+        "address already in use by another process"
+    ]
+    assert "gateway.workers" not in done.stdout and "gateway.started" not in done.stdout
+    assert elapsed < 15
+
+
+def test_serve_without_policy_outside_the_repository_uses_the_shipped_default(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    env = {k: v for k, v in peer_env().items() if k != "GATEWAY_POLICY"}
+    log = tmp_path / "out.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*SERVE, "--listen", f"127.0.0.1:{port}", "--workers", "1"],
+            cwd=tmp_path,  # no policies/ here
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and proc.poll() is None:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                        break
+                except OSError:
+                    time.sleep(0.1)
+            assert proc.poll() is None, log.read_text()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    started = [e for e in read_log_events(log) if e.get("event") == "gateway.started"]
+    assert started, log.read_text()
+    assert Path(started[0]["policy"]) == PACKAGED_POLICIES / "default.yaml"

@@ -6,9 +6,11 @@ import contextlib
 import os
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from gateway.errors import ConfigError
 
@@ -31,15 +33,18 @@ def child_process(
     start_timeout: float = 30.0,
 ) -> Iterator[None]:
     """Run ``argv`` until the block ends; enter the block once it accepts connections on
-    ``port``. Its output goes to ``log`` (or nowhere); its errors too when ``quiet``."""
+    ``port``. Its output goes to ``log`` (or nowhere). When ``quiet`` its errors are kept aside
+    and, if it exits before it is ready, their last line is the ConfigError's message."""
     out = log.open("wb") if log is not None else subprocess.DEVNULL
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    errors = subprocess.DEVNULL if quiet else None
+    errors = tempfile.TemporaryFile() if quiet else None  # noqa: SIM115 - closed below
     proc = subprocess.Popen(argv, stdout=out, stderr=errors, env=env)
     try:
-        _wait_port(port, proc, what, start_timeout)
+        _wait_port(port, proc, what, start_timeout, errors)
         yield
     finally:
+        if errors is not None:
+            errors.close()
         proc.terminate()
         try:
             proc.wait(timeout=10)
@@ -49,11 +54,28 @@ def child_process(
             out.close()
 
 
-def _wait_port(port: int, proc: subprocess.Popen[bytes], what: str, timeout: float) -> None:
+def _last_line(errors: IO[bytes] | None) -> str:
+    if errors is None:
+        return ""
+    errors.seek(0)
+    lines = [line.strip() for line in errors.read().decode(errors="replace").splitlines()]
+    lines = [line for line in lines if line]
+    return f": {lines[-1]}" if lines else ""
+
+
+def _wait_port(
+    port: int,
+    proc: subprocess.Popen[bytes],
+    what: str,
+    timeout: float,
+    errors: IO[bytes] | None = None,
+) -> None:
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
-            raise ConfigError(f"the {what} exited with status {proc.returncode}")
+            raise ConfigError(
+                f"the {what} exited with status {proc.returncode}{_last_line(errors)}"
+            )
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
         except OSError:

@@ -1,6 +1,7 @@
 """``elicitation-gateway demo``: the product in one screen.
 
-Starts the bundled demo upstream and a gateway in front of it (``policies/default.yaml``), drives
+Starts the bundled demo upstream and a gateway in front of it (the shipped default policy, or
+``--policy``; checked first: a bad policy is one line naming the file and field, exit 2), drives
 the official SDK client through every demo tool in both protocol eras, and prints what the server
 asked, what the gateway decided and why, what the user saw, and what the server got back.
 """
@@ -132,7 +133,23 @@ def _table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
-def run_demo(policy: str, stdout: TextIO) -> int:
+def run_demo(policy: str | None, stdout: TextIO, stderr: TextIO | None = None) -> int:
+    """Run the demo; 0, or 2 with one line on ``stderr`` (bad policy, a peer that would not
+    start: the line says why)."""
+    from gateway.config import DEFAULT_POLICY  # noqa: PLC0415
+    from gateway.errors import ConfigError, PolicyError  # noqa: PLC0415
+    from gateway.policy.loader import load_policy  # noqa: PLC0415
+
+    policy = policy or DEFAULT_POLICY
+    try:
+        load_policy(policy)  # the same check as the gateway's, before starting anything
+        return _run_demo(policy, stdout)
+    except (ConfigError, PolicyError) as exc:
+        print(f"elicitation-gateway: error: {exc}", file=stderr or sys.stderr)
+        return 2
+
+
+def _run_demo(policy: str, stdout: TextIO) -> int:
     up_port, gw_port = free_port(), free_port()
     with tempfile.TemporaryDirectory(prefix="gateway-demo-") as tmp:
         log = Path(tmp) / "gateway.log"

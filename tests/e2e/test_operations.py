@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
+import shutil
 import signal
+import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +20,19 @@ import pytest
 import pytest_asyncio
 
 from gateway.seal import b64u
+from gateway.serve import EXIT_WINDOW, MAX_EXITS, RESTART_DELAY, RESTART_DELAY_MAX
 from tests.peers.procs import (
+    ROOT,
     ClientWorker,
     Peer,
+    free_port,
+    peer_env,
     read_log_events,
     start_client_worker,
     start_gateway,
     start_upstream,
+    stop,
+    wait_for_health,
 )
 from tests.peers.roundrobin import round_robin
 
@@ -188,3 +197,188 @@ async def test_rolling_restart_of_one_of_two_replicas_under_load(
                 await asyncio.gather(*loaders)  # any failed flow raises here
             assert replacement.url in used and first.url in used
     assert len(results) >= 10
+
+
+# -- operator faults: signals, worker restarts, log rotation ------------------------------------
+
+
+def events_named(log: Path, name: str) -> list[dict[str, Any]]:
+    return [e for e in read_log_events(log) if e.get("event") == name]
+
+
+async def wait_until(what: str, check: Callable[[], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+async def wait_for_events(log: Path, name: str, count: int, timeout: float = 30.0) -> None:
+    """Until ``log`` holds ``count`` events named ``name``."""
+    await wait_until(f"{count} × {name}", lambda: len(events_named(log, name)) >= count, timeout)
+
+
+async def spawn_gateway(
+    upstream: Peer, log: Path, *args: str
+) -> tuple[asyncio.subprocess.Process, int]:
+    """``serve`` on a free port, stdout and stderr to ``log``; not waited for (the caller does
+    what it needs while the gateway starts)."""
+    port = free_port()
+    argv = [sys.executable, "-m", "gateway", "serve", "--listen", f"127.0.0.1:{port}"]
+    env = {k: v for k, v in peer_env().items() if not k.startswith("GATEWAY_")}
+    with log.open("wb") as out:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            "--upstream",
+            upstream.url,
+            *args,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=out,
+            stderr=asyncio.subprocess.STDOUT,
+            cwd=ROOT,
+            env=env,
+        )
+    return process, port
+
+
+async def test_sighup_reloaded_policy_holds_in_restarted_workers(
+    upstream: Peer, clients: ClientWorker, tmp_path: Path
+) -> None:
+    """A worker the supervisor restarts after a reload runs the reloaded policy, not the one
+    loaded at start-up."""
+    policy = tmp_path / "policy.yaml"
+    shutil.copy(ROOT / "policies" / "default.yaml", policy)
+    log = tmp_path / "gateway.log"
+    async with gateway(upstream, log, "--workers", "2", "--policy", str(policy)) as gw:
+        await wait_for_events(log, "gateway.started", 2)
+        events = await clients.run(gw.url, LEGACY, tool="demo_password")
+        assert "action=decline" in events[-1]["text"]
+        # The new policy (audit only: nothing is enforced, the password form goes through).
+        policy.write_bytes((ROOT / "policies" / "audit-only.yaml").read_bytes())
+        revision = hashlib.sha256(policy.read_bytes()).hexdigest()
+        os.kill(gw.process.pid, signal.SIGHUP)
+        await wait_for_events(log, "policy.reloaded", 3)  # the supervisor and both workers
+        # A worker dies; the supervisor starts another one.
+        victim = events_named(log, "gateway.started")[0]["pid"]
+        os.kill(victim, signal.SIGKILL)
+        await wait_for_events(log, "gateway.started", 3)  # the restarted worker
+        restarted = events_named(log, "gateway.started")[-1]
+        assert restarted["pid"] != victim
+        assert restarted["policy_revision"] == revision
+        # Every worker now forwards the form, whichever one a client reaches.
+        for _ in range(6):
+            events = await clients.run(gw.url, LEGACY, tool="demo_password")
+            assert "action=accept" in events[-1]["text"], events
+    reloads = events_named(log, "policy.reloaded")
+    assert {e["revision"] for e in reloads} == {revision}
+    assert [e.get("process") for e in reloads].count("supervisor") == 1
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+async def test_sighup_during_start_up_does_not_kill_the_gateway(
+    upstream: Peer, tmp_path: Path, workers: str
+) -> None:
+    """SIGHUP every 20 ms from the gateway's first log line (policy loaded, before the warm-up
+    and the forks) until every worker has started: it keeps running, then drains and exits 0."""
+    log = tmp_path / "gateway.log"
+    process, port = await spawn_gateway(upstream, log, "--workers", workers)
+    try:
+        await wait_until("the first log line", lambda: bool(read_log_events(log)))
+        sent = 0
+        deadline = time.monotonic() + 60
+        while len(events_named(log, "gateway.started")) < int(workers) or sent < 20:
+            assert process.returncode is None, log.read_text()[-3000:]
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            os.kill(process.pid, signal.SIGHUP)
+            sent += 1
+            await asyncio.sleep(0.02)
+        await wait_for_health(Peer(process, port, log))
+        assert process.returncode is None
+        os.kill(process.pid, signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0, log.read_text()[-3000:]
+    finally:
+        await stop(process)
+    assert len({e["pid"] for e in events_named(log, "gateway.started")}) == int(workers)
+
+
+async def test_audit_file_is_reopened_after_rotation(
+    upstream: Peer, clients: ClientWorker, tmp_path: Path
+) -> None:
+    """logrotate's way: rename the file, send SIGHUP (or SIGUSR1); new lines go to a new file at
+    the original path, from every worker and from a worker restarted afterwards."""
+    audit = tmp_path / "audit.jsonl"
+    log = tmp_path / "gateway.log"
+
+    def decisions(path: Path) -> list[dict[str, Any]]:
+        return events_named(path, "elicitation.decision")
+
+    async def blocked_flows(count: int) -> None:
+        for _ in range(count):
+            events = await clients.run(gw.url, LEGACY, tool="demo_password")
+            assert "action=decline" in events[-1]["text"]
+
+    args = ("--workers", "2", "--audit-file", str(audit))
+    async with gateway(upstream, log, *args) as gw:
+        await blocked_flows(2)
+        for rotation, signum in enumerate((signal.SIGHUP, signal.SIGUSR1), start=1):
+            before = len(decisions(audit))
+            assert before >= 2
+            rotated = audit.rename(tmp_path / f"audit.jsonl.{rotation}")
+            reopened = len(events_named(log, "audit.reopened"))
+            os.kill(gw.process.pid, signum)
+            await wait_for_events(log, "audit.reopened", reopened + 3)  # supervisor + workers
+            await blocked_flows(4)
+            assert len(decisions(rotated)) == before  # nothing more in the renamed file
+            assert len(decisions(audit)) == 4  # the new file at the original path
+        # A worker started after the rotation writes to the new file too.
+        victim = events_named(log, "gateway.started")[0]["pid"]
+        os.kill(victim, signal.SIGKILL)
+        await wait_for_events(log, "gateway.started", 3)  # the restarted worker
+        newcomer = events_named(log, "gateway.started")[-1]["pid"]
+        for _ in range(40):
+            await blocked_flows(1)
+            if any(e["pid"] == newcomer for e in decisions(audit)):
+                break
+        assert any(e["pid"] == newcomer for e in decisions(audit))
+    assert len(decisions(tmp_path / "audit.jsonl.1")) == 2
+    assert not [e for e in read_log_events(log) if e.get("event") == "audit.reopen_failed"]
+
+
+async def test_workers_that_keep_dying_back_off_and_give_up(upstream: Peer, tmp_path: Path) -> None:
+    """Each worker is killed as soon as it appears: restarts come after growing delays, and after
+    MAX_EXITS exits within the window the gateway exits 1 with one clear line (formerly: 80+
+    forks in 19 s, for ever)."""
+    log = tmp_path / "gateway.log"
+    process, _ = await spawn_gateway(upstream, log, "--workers", "2")
+    killed: set[int] = set()
+    started = time.monotonic()
+    try:
+        deadline = started + 60
+        while process.returncode is None:
+            assert time.monotonic() < deadline, log.read_text()[-3000:]
+            for event in read_log_events(log):
+                pid = event.get("pid") if event.get("event") == "gateway.started" else None
+                if event.get("event") == "gateway.worker_restarted":
+                    pid = event["worker"]
+                if pid is not None and pid not in killed:
+                    killed.add(pid)
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
+            await asyncio.sleep(0.02)
+        elapsed = time.monotonic() - started
+    finally:
+        await stop(process)
+    assert process.returncode == 1
+    died = events_named(log, "gateway.worker_died")
+    assert [e["restart_in"] for e in died] == [
+        min(RESTART_DELAY * 2**i, RESTART_DELAY_MAX) for i in range(MAX_EXITS - 1)
+    ]
+    assert len(events_named(log, "gateway.worker_restarted")) == MAX_EXITS - 2
+    # The first worker's slot waited twice (first and third exit) before the fifth exit.
+    assert elapsed > died[0]["restart_in"] + died[2]["restart_in"]
+    lines = [line for line in log.read_text().splitlines() if not line.startswith("{")]
+    assert lines == [
+        f"elicitation-gateway: error: worker processes keep exiting ({MAX_EXITS} within "
+        f"{EXIT_WINDOW:g} s, last exit code -9); giving up"
+    ]
