@@ -242,22 +242,27 @@ async def spawn_gateway(
     return process, port
 
 
+@pytest.mark.parametrize("trigger", ["sighup", "watch"])
 async def test_sighup_reloaded_policy_holds_in_restarted_workers(
-    upstream: Peer, clients: ClientWorker, tmp_path: Path
+    upstream: Peer, clients: ClientWorker, tmp_path: Path, trigger: str
 ) -> None:
-    """A worker the supervisor restarts after a reload runs the reloaded policy, not the one
-    loaded at start-up."""
+    """A worker the supervisor restarts after a reload (SIGHUP, or --watch-policy noticing the
+    change) runs the reloaded policy, not the one loaded at start-up."""
     policy = tmp_path / "policy.yaml"
     shutil.copy(ROOT / "policies" / "default.yaml", policy)
     log = tmp_path / "gateway.log"
-    async with gateway(upstream, log, "--workers", "2", "--policy", str(policy)) as gw:
+    args = ["--workers", "2", "--policy", str(policy)]
+    if trigger == "watch":
+        args += ["--watch-policy", "0.2"]
+    async with gateway(upstream, log, *args) as gw:
         await wait_for_events(log, "gateway.started", 2)
         events = await clients.run(gw.url, LEGACY, tool="demo_password")
         assert "action=decline" in events[-1]["text"]
         # The new policy (audit only: nothing is enforced, the password form goes through).
         policy.write_bytes((ROOT / "policies" / "audit-only.yaml").read_bytes())
         revision = hashlib.sha256(policy.read_bytes()).hexdigest()
-        os.kill(gw.process.pid, signal.SIGHUP)
+        if trigger == "sighup":
+            os.kill(gw.process.pid, signal.SIGHUP)
         await wait_for_events(log, "policy.reloaded", 3)  # the supervisor and both workers
         # A worker dies; the supervisor starts another one.
         victim = events_named(log, "gateway.started")[0]["pid"]
