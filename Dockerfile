@@ -47,8 +47,8 @@ ENV PATH=/opt/venv/bin:$PATH \
     TMPDIR=/tmp
 COPY --from=builder /opt/venv /opt/venv
 # Reference copies of the shipped policies (read-only, owned by root). The policy in use is
-# mounted at /etc/gateway (a ConfigMap on Kubernetes, a bind mount with compose); these are only
-# the fallback for `serve --upstream URL` without --policy (relative to the working directory).
+# mounted at /etc/gateway (a ConfigMap on Kubernetes, a bind mount with compose); without
+# --policy the gateway uses the same default.yaml shipped inside the package.
 COPY policies /opt/elicitation-gateway/policies
 WORKDIR /opt/elicitation-gateway
 # Mounted at run time, never baked in:
