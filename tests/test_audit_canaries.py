@@ -141,6 +141,16 @@ async def test_no_canary_reaches_any_log_line() -> None:
                     "result": {"action": "accept", "content": content},
                 }
                 async with h.session.post(h.mcp, json=answer, headers=session) as resp:
+                    assert resp.status == 202  # the second is a replay: absorbed, also 202
+            # Answers with ids the gateway never sealed are checked (and logged) too.
+            raw: list[tuple[int | str, dict[str, Any]]] = [
+                (77, {"name": PLAIN}),
+                ("raw-78", {"note": [SECRET, EMAIL]}),
+            ]
+            for rid, content in raw:
+                result = {"action": "accept", "content": content}
+                answer = {"jsonrpc": "2.0", "id": rid, "result": result}
+                async with h.session.post(h.mcp, json=answer, headers=session) as resp:
                     assert resp.status == 202
             async with h.session.get(h.mcp, headers=session) as resp:
                 await resp.read()
@@ -168,7 +178,11 @@ async def test_no_canary_reaches_any_log_line() -> None:
         "complete-notification",
     }
     outcomes = {e.get("outcome") for e in logs if e["event"] == "elicitation.answer"}
-    assert {"forwarded", "declined-by-gateway"} <= outcomes
+    assert {"forwarded", "declined-by-gateway", "replayed"} <= outcomes
+    assert {e.get("answer_id") for e in logs if e["event"] == "elicitation.answer"} >= {
+        "sealed",
+        "raw",
+    }
     text = json.dumps(logs, default=str)
     assert '"url_domain": "example.com"' in text  # what may be logged is there…
     for canary in CANARIES:  # …what may not, is not
