@@ -82,7 +82,11 @@ def _worker(job: Job) -> dict[str, float]:
                 full = client_every > 0 and pick % client_every == 0
                 outcome: Outcome = loop.run_until_complete(v.run(plan, full_client=full))
                 counts["tried"] += 1
-                counts["timeouts"] += sum(r.timed_out for r in outcome.readings)
+                slow = [r.victim for r in outcome.readings if r.timed_out]
+                if slow and counts["timeouts"] < 20:
+                    with (out_dir / f"timeouts-{index}.txt").open("a") as fh:
+                        fh.write(f"{slow} plan={plan!r}\n")
+                counts["timeouts"] += len(slow)
                 if outcome.problems:
                     n = int(counts["violations"])
                     counts["violations"] += 1

@@ -231,6 +231,7 @@ class SseStream:
     blocks: tuple[SseBlock, ...]
     prefix: str = ""  # BOMs and look-alikes before the first line
     terminated: bool = True  # False: the last block has no blank line after it
+    suffix: str = ""  # text after the last block (e.g. a comment holding U+0A0A)
 
 
 def write_sse(stream: SseStream) -> str:
@@ -249,6 +250,7 @@ def write_sse(stream: SseStream) -> str:
         last = index == len(stream.blocks) - 1
         if not last or stream.terminated:
             out.append(nls[len(lines) % len(nls)])
+    out.append(stream.suffix)
     return "".join(out)
 
 

@@ -172,6 +172,12 @@ EXTRA_LINES = (
     ": \u0a0d",
 )
 NEWLINES = ("\r\n", "\n", "\r")
+SUFFIXES = ("", "", "", ": \u0a0a", "\u0a0a", ": \u0d0a\u0d0a", "\r\n: \u0a0a\r\n")
+HIDING = {
+    "utf-7": ("utf-7-forced", "utf-7-forced"),
+    "unicode_escape": ("unicode_escape-forced", "unicode_escape-forced"),
+    "raw_unicode_escape": ("unicode_escape-forced",),
+}
 SPACES = ("", " ", "\n", "\t", "\r\n ", "  ")
 TRAILERS = ("", "", "\n", " ", "\0", "\ufeff", " {}", "\n\n")
 BOMS = ("", "", "\ufeff", "\0", "\u200b")
@@ -226,6 +232,7 @@ class Plan:
     junk_blocks: tuple[int, ...] = ()  # after which message a junk block (index into EXTRA)
     prefix: str = ""
     terminated: bool = True
+    suffix: str = ""
     framing: str = "length"
     chunks: tuple[int, ...] = ()
     transfer_encoding: tuple[str, ...] = ()
@@ -262,7 +269,9 @@ class Plan:
                 if junk % len(messages) == i:
                     line = EXTRA_LINES[junk % len(EXTRA_LINES)]
                     blocks.append(SseBlock(data_parts=(), event=None, extra_lines=(line,)))
-        return hostile.write_sse(SseStream(tuple(blocks), self.prefix, self.terminated))
+        return hostile.write_sse(
+            SseStream(tuple(blocks), self.prefix, self.terminated, self.suffix)
+        )
 
     def body(self, request_id: Any) -> bytes:
         body = hostile.encode_text(self.text(request_id), self.codec)
@@ -311,7 +320,7 @@ def _split(tokens: list[str], splits: tuple[int, ...]) -> list[str]:
 def content_type_value(draw: st.DrawFn, kind: str) -> tuple[str, str | None]:
     """A Content-Type value and the charset name it declares (None: no charset)."""
     media = draw(st.sampled_from(MEDIA_TYPES_SSE if kind == "sse" else MEDIA_TYPES_JSON))
-    if draw(st.integers(0, 2)) == 0:
+    if draw(st.integers(0, 3)) == 0:
         return media, None
     name = draw(st.sampled_from(CHARSET_NAMES))
     spelling = draw(
@@ -382,21 +391,31 @@ CARRIERS: tuple[tuple[Era, Carrier, str], ...] = (
 
 
 @st.composite
-def plans(draw: st.DrawFn, *, full_client: bool = False) -> Plan:
+def plans(
+    draw: st.DrawFn, *, full_client: bool = False, carriers: tuple[Carrier, ...] | None = None
+) -> Plan:
     """A hostile response plan; one in four also scripts a hostile answer to the next request
-    (a 2026 all-blocked round makes the gateway retry upstream by itself)."""
-    plan = draw(single_plans(full_client=full_client))
+    (a 2026 all-blocked round makes the gateway retry upstream by itself). ``carriers``: only
+    these carriers for the first answer."""
+    plan = draw(single_plans(full_client=full_client, carriers=carriers))
     if draw(st.integers(0, 3)) == 0:
         plan = replace(plan, followup=draw(single_plans(full_client=full_client)))
     return plan
 
 
 @st.composite
-def single_plans(draw: st.DrawFn, *, full_client: bool = False) -> Plan:
+def single_plans(
+    draw: st.DrawFn, *, full_client: bool = False, carriers: tuple[Carrier, ...] | None = None
+) -> Plan:
     """A hostile response plan. ``full_client``: only shapes after which a whole SDK client
     call completes (no handshake-era server request in a JSON body)."""
-    carriers = [c for c in CARRIERS if not (full_client and c[1:] == ("server-request", "json"))]
-    era, carrier, kind = draw(st.sampled_from(carriers))
+    allowed = [
+        c
+        for c in CARRIERS
+        if not (full_client and c[1:] == ("server-request", "json"))
+        and (carriers is None or c[1] in carriers)
+    ]
+    era, carrier, kind = draw(st.sampled_from(allowed))
     form = carrier != "url-required" and draw(st.integers(0, 3)) > 0
     phishing = draw(st.integers(0, 3)) > 0
     payload = ("phishing-" if phishing else "benign-") + ("form" if form else "url")
@@ -410,10 +429,21 @@ def single_plans(draw: st.DrawFn, *, full_client: bool = False) -> Plan:
         content_types.append((draw(header_name), value))
         declared = declared or name
     same = NAME_TO_CODEC.get(declared or "", "utf-8")
-    codec = same if draw(st.integers(0, 2)) > 0 else draw(st.sampled_from(BODY_CODECS))
+    # the same codec, mostly, and then its spellings that write no letter directly
+    candidates = [same, *HIDING.get(same, ())]
+    codec = (
+        draw(st.sampled_from(candidates))
+        if draw(st.integers(0, 2)) > 0
+        else draw(st.sampled_from(BODY_CODECS))
+    )
 
     encodings: list[tuple[str, str]] = []
-    if draw(st.integers(0, 2)) == 0:
+    if draw(st.integers(0, 2)) == 0 and draw(st.booleans()):
+        # a field a reader of the first field only takes for "no coding", then a real one
+        first = draw(st.sampled_from(["identity", "x-unknown", "br", "zstd", "identity, identity"]))
+        second = draw(st.sampled_from(["deflate", "gzip", "deflate, gzip", "gzip, deflate"]))
+        encodings += [("Content-Encoding", first), ("Content-Encoding", second)]
+    elif draw(st.integers(0, 2)) == 0:
         for _ in range(draw(st.integers(1, 3))):
             tokens = draw(st.lists(st.sampled_from(CODING_TOKENS), min_size=1, max_size=3))
             name = draw(st.sampled_from(["Content-Encoding", "content-encoding"]))
@@ -450,5 +480,6 @@ def single_plans(draw: st.DrawFn, *, full_client: bool = False) -> Plan:
             junk_blocks=tuple(draw(st.lists(st.integers(0, 50), max_size=2))),
             prefix=draw(st.sampled_from(PREFIXES)),
             terminated=draw(st.integers(0, 9)) > 0,
+            suffix=draw(st.sampled_from(SUFFIXES)),
         )
     return plan
