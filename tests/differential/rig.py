@@ -387,7 +387,7 @@ class TsVictim:
 
 @dataclass
 class Outcome:
-    raw: bytes  # the exact response the upstream wrote (the first one)
+    raw: bytes  # the exact bytes the upstream wrote for the first victim's request(s)
     readings: list[Reading]
     problems: list[str]
 
@@ -413,11 +413,6 @@ class Victims:
         request."""
         readings: list[Reading] = []
         problems: list[str] = []
-        raw = plan.render(REQUEST_ID).render()
-        if plan.followup is not None:
-            raw += (
-                b"\n--- then, to the next request ---\n" + plan.followup.render(REQUEST_ID).render()
-            )
 
         async def one(reader: Any) -> list[Reading]:
             self.gateway.reset()
@@ -441,6 +436,8 @@ class Victims:
             return got
 
         readings += await one(lambda: self.python.read(plan.era))
+        # what the upstream really wrote for the first victim (each scripted answer in turn)
+        raw = b"\n--- then, to the next request ---\n".join(self.gateway.upstream.written)
         if self.ts is not None:
             readings += await one(lambda: self.ts.read(plan.era))
         if full_client and self.client is not None:

@@ -16,6 +16,7 @@ classes of issue 9 and what the clients do with a body:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -315,17 +316,39 @@ def _split(tokens: list[str], splits: tuple[int, ...]) -> list[str]:
 
 # -- strategies --------------------------------------------------------------------------------
 
+# Strategy objects are built once and reused (building them per draw cost more than the gateway).
+
+
+@functools.cache
+def _sampled(options: tuple[Any, ...]) -> st.SearchStrategy[Any]:
+    return st.sampled_from(options)
+
+
+@functools.cache
+def _ints(low: int, high: int) -> st.SearchStrategy[int]:
+    return st.integers(low, high)
+
+
+@functools.cache
+def _lists(
+    elements: st.SearchStrategy[Any], min_size: int = 0, max_size: int | None = None
+) -> st.SearchStrategy[list[Any]]:
+    return st.lists(elements, min_size=min_size, max_size=max_size)
+
+
+_BOOLS = st.booleans()
+
 
 @st.composite
 def content_type_value(draw: st.DrawFn, kind: str) -> tuple[str, str | None]:
     """A Content-Type value and the charset name it declares (None: no charset)."""
-    media = draw(st.sampled_from(MEDIA_TYPES_SSE if kind == "sse" else MEDIA_TYPES_JSON))
-    if draw(st.integers(0, 3)) == 0:
+    media = draw(_sampled(MEDIA_TYPES_SSE if kind == "sse" else MEDIA_TYPES_JSON))
+    if draw(_ints(0, 3)) == 0:
         return media, None
-    name = draw(st.sampled_from(CHARSET_NAMES))
+    name = draw(_sampled(CHARSET_NAMES))
     spelling = draw(
-        st.sampled_from(
-            [
+        _sampled(
+            (
                 "; charset={}",
                 ";charset={}",
                 '; charset="{}"',
@@ -333,51 +356,101 @@ def content_type_value(draw: st.DrawFn, kind: str) -> tuple[str, str | None]:
                 "; charset*=utf-8''{}",
                 "; charset=utf-8; charset={}",
                 "; boundary=x; charset={}",
-            ]
+            )
         )
     )
     return media + spelling.format(name), name
 
 
-header_name = st.sampled_from(["Content-Type", "content-type", "CONTENT-TYPE", "Content-type"])
+header_name = _sampled(
+    (
+        "Content-Type",
+        "content-type",
+        "CONTENT-TYPE",
+        "Content-type",
+    )
+)
 
 
 @st.composite
 def block_plans(draw: st.DrawFn) -> BlockPlan:
-    plain = draw(st.integers(0, 3)) == 0
+    plain = draw(_ints(0, 3)) == 0
     if plain:
-        return BlockPlan(newlines=(draw(st.sampled_from(NEWLINES)),))
-    event = draw(st.sampled_from(EVENT_NAMES))
-    extra = tuple(draw(st.lists(st.sampled_from(EXTRA_LINES), max_size=2)))
-    with_id = draw(st.booleans())
+        return BlockPlan(newlines=(draw(_sampled(NEWLINES)),))
+    event = draw(_sampled(EVENT_NAMES))
+    extra = tuple(draw(_lists(_sampled(EXTRA_LINES), max_size=2)))
+    with_id = draw(_BOOLS)
     return BlockPlan(
         event=event,
         extra_lines=extra,
-        id=draw(st.sampled_from(["1", "2:15", "", "a\0b"])) if with_id else None,
-        retry="1" if with_id else draw(st.sampled_from([None, None, "1", "x"])),
-        splits=tuple(draw(st.lists(st.integers(0, 200), max_size=3))),
-        newlines=tuple(draw(st.lists(st.sampled_from(NEWLINES), min_size=1, max_size=3))),
-        data_colon=draw(st.sampled_from([": ", ": ", ":", ":  "])),
+        id=draw(
+            _sampled(
+                (
+                    "1",
+                    "2:15",
+                    "",
+                    "a\0b",
+                )
+            )
+        )
+        if with_id
+        else None,
+        retry="1"
+        if with_id
+        else draw(
+            _sampled(
+                (
+                    None,
+                    None,
+                    "1",
+                    "x",
+                )
+            )
+        ),
+        splits=tuple(draw(_lists(_ints(0, 200), max_size=3))),
+        newlines=tuple(draw(_lists(_sampled(NEWLINES), min_size=1, max_size=3))),
+        data_colon=draw(
+            _sampled(
+                (
+                    ": ",
+                    ": ",
+                    ":",
+                    ":  ",
+                )
+            )
+        ),
     )
 
 
 @st.composite
 def json_quirks(draw: st.DrawFn) -> JsonQuirks:
-    if draw(st.integers(0, 3)) == 0:
+    if draw(_ints(0, 3)) == 0:
         return JsonQuirks()
     return JsonQuirks(
-        space=draw(st.sampled_from(SPACES)),
-        escape_keys=frozenset(draw(st.lists(st.sampled_from(ESCAPABLE_KEYS), max_size=3))),
-        escape_values=frozenset(draw(st.lists(st.sampled_from(ESCAPABLE_VALUES), max_size=2))),
-        duplicate=draw(st.sampled_from(["none", "none", "decoy-first", "decoy-last"])),
-        decoy_key=draw(st.sampled_from(DECOY_KEYS)),
-        big_number=draw(st.integers(0, 9)) == 0,
-        lone_surrogate=draw(st.integers(0, 9)) == 0,
-        raw_separators=draw(st.sampled_from(RAW_SEPARATORS)),
-        bom=draw(st.sampled_from(BOMS)),
-        trailer=draw(st.sampled_from(TRAILERS)),
+        space=draw(_sampled(SPACES)),
+        escape_keys=frozenset(draw(_lists(_sampled(ESCAPABLE_KEYS), max_size=3))),
+        escape_values=frozenset(draw(_lists(_sampled(ESCAPABLE_VALUES), max_size=2))),
+        duplicate=draw(
+            _sampled(
+                (
+                    "none",
+                    "none",
+                    "decoy-first",
+                    "decoy-last",
+                )
+            )
+        ),
+        decoy_key=draw(_sampled(DECOY_KEYS)),
+        big_number=draw(_ints(0, 9)) == 0,
+        lone_surrogate=draw(_ints(0, 9)) == 0,
+        raw_separators=draw(_sampled(RAW_SEPARATORS)),
+        bom=draw(_sampled(BOMS)),
+        trailer=draw(_sampled(TRAILERS)),
     )
 
+
+_BLOCK_PLANS = block_plans()
+_JSON_QUIRKS = json_quirks()
 
 CARRIERS: tuple[tuple[Era, Carrier, str], ...] = (
     ("handshake", "server-request", "sse"),
@@ -398,7 +471,7 @@ def plans(
     (a 2026 all-blocked round makes the gateway retry upstream by itself). ``carriers``: only
     these carriers for the first answer."""
     plan = draw(single_plans(full_client=full_client, carriers=carriers))
-    if draw(st.integers(0, 3)) == 0:
+    if draw(_ints(0, 3)) == 0:
         plan = replace(plan, followup=draw(single_plans(full_client=full_client)))
     return plan
 
@@ -409,19 +482,30 @@ def single_plans(
 ) -> Plan:
     """A hostile response plan. ``full_client``: only shapes after which a whole SDK client
     call completes (no handshake-era server request in a JSON body)."""
-    allowed = [
+    allowed = tuple(
         c
         for c in CARRIERS
         if not (full_client and c[1:] == ("server-request", "json"))
         and (carriers is None or c[1] in carriers)
-    ]
-    era, carrier, kind = draw(st.sampled_from(allowed))
-    form = carrier != "url-required" and draw(st.integers(0, 3)) > 0
-    phishing = draw(st.integers(0, 3)) > 0
+    )
+    era, carrier, kind = draw(_sampled(allowed))
+    form = carrier != "url-required" and draw(_ints(0, 3)) > 0
+    phishing = draw(_ints(0, 3)) > 0
     payload = ("phishing-" if phishing else "benign-") + ("form" if form else "url")
 
-    status = 200 if draw(st.integers(0, 2)) > 0 else draw(st.sampled_from(STATUSES))
-    n_types = draw(st.sampled_from([1, 1, 1, 1, 0, 2]))
+    status = 200 if draw(_ints(0, 2)) > 0 else draw(_sampled(STATUSES))
+    n_types = draw(
+        _sampled(
+            (
+                1,
+                1,
+                1,
+                1,
+                0,
+                2,
+            )
+        )
+    )
     content_types: list[tuple[str, str]] = []
     declared: str | None = None
     for _ in range(n_types):
@@ -430,26 +514,57 @@ def single_plans(
         declared = declared or name
     same = NAME_TO_CODEC.get(declared or "", "utf-8")
     # the same codec, mostly, and then its spellings that write no letter directly
-    candidates = [same, *HIDING.get(same, ())]
-    codec = (
-        draw(st.sampled_from(candidates))
-        if draw(st.integers(0, 2)) > 0
-        else draw(st.sampled_from(BODY_CODECS))
-    )
+    candidates = (same, *HIDING.get(same, ()))
+    codec = draw(_sampled(candidates)) if draw(_ints(0, 2)) > 0 else draw(_sampled(BODY_CODECS))
 
     encodings: list[tuple[str, str]] = []
-    if draw(st.integers(0, 2)) == 0 and draw(st.booleans()):
+    if draw(_ints(0, 2)) == 0 and draw(_BOOLS):
         # a field a reader of the first field only takes for "no coding", then a real one
-        first = draw(st.sampled_from(["identity", "x-unknown", "br", "zstd", "identity, identity"]))
-        second = draw(st.sampled_from(["deflate", "gzip", "deflate, gzip", "gzip, deflate"]))
+        first = draw(
+            _sampled(
+                (
+                    "identity",
+                    "x-unknown",
+                    "br",
+                    "zstd",
+                    "identity, identity",
+                )
+            )
+        )
+        second = draw(
+            _sampled(
+                (
+                    "deflate",
+                    "gzip",
+                    "deflate, gzip",
+                    "gzip, deflate",
+                )
+            )
+        )
         encodings += [("Content-Encoding", first), ("Content-Encoding", second)]
-    elif draw(st.integers(0, 2)) == 0:
-        for _ in range(draw(st.integers(1, 3))):
-            tokens = draw(st.lists(st.sampled_from(CODING_TOKENS), min_size=1, max_size=3))
-            name = draw(st.sampled_from(["Content-Encoding", "content-encoding"]))
+    elif draw(_ints(0, 2)) == 0:
+        for _ in range(draw(_ints(1, 3))):
+            tokens = draw(_lists(_sampled(CODING_TOKENS), min_size=1, max_size=3))
+            name = draw(
+                _sampled(
+                    (
+                        "Content-Encoding",
+                        "content-encoding",
+                    )
+                )
+            )
             encodings.append((name, ", ".join(tokens)))
 
-    framing = draw(st.sampled_from(["length", "length", "chunked", "close"]))
+    framing = draw(
+        _sampled(
+            (
+                "length",
+                "length",
+                "chunked",
+                "close",
+            )
+        )
+    )
     plan = Plan(
         era=era,
         carrier=carrier,
@@ -459,27 +574,36 @@ def single_plans(
         content_types=tuple(content_types),
         codec=codec,
         encodings=tuple(encodings),
-        apply_codings=draw(st.integers(0, 9)) > 0,
-        deflate_variant=draw(st.sampled_from(DEFLATE_VARIANTS)),
-        quirks=draw(json_quirks()),
+        apply_codings=draw(_ints(0, 9)) > 0,
+        deflate_variant=draw(_sampled(DEFLATE_VARIANTS)),
+        quirks=draw(_JSON_QUIRKS),
         framing=framing,
-        chunks=tuple(draw(st.lists(st.integers(1, 64), max_size=3)))
-        if framing == "chunked"
-        else (),
+        chunks=tuple(draw(_lists(_ints(1, 64), max_size=3))) if framing == "chunked" else (),
         transfer_encoding=tuple(
-            draw(st.lists(st.sampled_from(["chunked", "identity", "gzip"]), max_size=1))
+            draw(
+                _lists(
+                    _sampled(
+                        (
+                            "chunked",
+                            "identity",
+                            "gzip",
+                        )
+                    ),
+                    max_size=1,
+                )
+            )
         )
-        if framing == "chunked" and draw(st.integers(0, 9)) == 0
+        if framing == "chunked" and draw(_ints(0, 9)) == 0
         else (),
-        state=draw(st.booleans()),
+        state=draw(_BOOLS),
     )
     if kind == "sse":
         plan = replace(
             plan,
-            blocks=tuple(draw(st.lists(block_plans(), min_size=1, max_size=2))),
-            junk_blocks=tuple(draw(st.lists(st.integers(0, 50), max_size=2))),
-            prefix=draw(st.sampled_from(PREFIXES)),
-            terminated=draw(st.integers(0, 9)) > 0,
-            suffix=draw(st.sampled_from(SUFFIXES)),
+            blocks=tuple(draw(_lists(_BLOCK_PLANS, min_size=1, max_size=2))),
+            junk_blocks=tuple(draw(_lists(_ints(0, 50), max_size=2))),
+            prefix=draw(_sampled(PREFIXES)),
+            terminated=draw(_ints(0, 9)) > 0,
+            suffix=draw(_sampled(SUFFIXES)),
         )
     return plan
