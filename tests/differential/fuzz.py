@@ -80,7 +80,10 @@ def _worker(job: Job) -> dict[str, float]:
             def one(plan: Plan, pick: int) -> None:
                 v.ts = node if ts_every > 0 and pick % ts_every == 0 else None
                 full = client_every > 0 and pick % client_every == 0
-                outcome: Outcome = loop.run_until_complete(v.run(plan, full_client=full))
+                get = plan.carrier == "server-request" and pick % 3 == 1
+                outcome: Outcome = loop.run_until_complete(
+                    v.run(plan, full_client=full and not get, get=get)
+                )
                 counts["tried"] += 1
                 slow = [r.victim for r in outcome.readings if r.timed_out]
                 if slow and counts["timeouts"] < 20:

@@ -64,6 +64,9 @@ class RawUpstream:
     queue: deque[Scripted] = field(default_factory=deque)
     seen: list[Seen] = field(default_factory=list)
     written: list[bytes] = field(default_factory=list)
+    serve_get: bool = (
+        False  # a standalone GET stream (no Last-Event-ID) gets the next scripted answer
+    )
     _server: asyncio.Server | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -85,7 +88,8 @@ class RawUpstream:
             with contextlib.suppress(asyncio.CancelledError, OSError):
                 await task
 
-    def script(self, *responses: Scripted) -> None:
+    def script(self, *responses: Scripted, get: bool = False) -> None:
+        self.serve_get = get
         self.queue.clear()
         self.queue.extend(responses)
         self.seen.clear()
@@ -141,6 +145,8 @@ class RawUpstream:
                     + json.dumps(_result(self._last_id(), modern=False)).encode()
                     + b"\r\n\r\n",
                 )
+            if self.serve_get and self.queue:
+                return self._scripted(0)  # no request: id 0 for the result it may carry
             return _response("405 Method Not Allowed", [("Allow", "POST")], b"")
         message = request.json()
         if not isinstance(message, dict):
@@ -167,11 +173,14 @@ class RawUpstream:
                 result.update(resultType="complete", ttlMs=0, cacheScope="private")
             return _json({"jsonrpc": "2.0", "id": message["id"], "result": result})
         if self.queue:
-            item = self.queue.popleft()
-            raw = item(message["id"]) if callable(item) else item
-            self.written.append(raw)
-            return raw
+            return self._scripted(message["id"])
         return _json(_result(message["id"], modern=modern))
+
+    def _scripted(self, request_id: Any) -> bytes:
+        item = self.queue.popleft()
+        raw = item(request_id) if callable(item) else item
+        self.written.append(raw)
+        return raw
 
     def _last_id(self) -> Any:
         for request in reversed(self.seen):

@@ -37,7 +37,7 @@ from mcp import Client, MCPError
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import RequestContext, StreamableHTTPTransport
 from mcp.shared._context_streams import create_context_streams
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client, sse_within_origin
 from mcp.shared.message import ClientMessageMetadata, SessionMessage
 
 from gateway.app import make_app
@@ -222,6 +222,34 @@ class PyTransportVictim:
             metadata = ClientMessageMetadata(headers=modern_headers())
         return await self._post(transport, call_message(era, request_id), metadata)
 
+    async def read_get(self) -> Reading:
+        """The handshake-era standalone GET stream: one connection of the SDK's
+        ``handle_get_stream`` (``sse_within_origin``, ``raise_for_status``, every event through
+        ``_handle_sse_event``), without its reconnect loop."""
+        assert self._http is not None
+        transport = StreamableHTTPTransport(self.url)
+        transport.session_id = self.session_id
+        transport._protocol_version_header = HANDSHAKE
+        send, receive = create_context_streams[SessionMessage | Exception](math.inf)
+        reading = Reading(self.name + "-get")
+        with anyio.move_on_after(VICTIM_TIMEOUT) as scope:
+            try:
+                async with sse_within_origin(
+                    self._http,
+                    self.url,
+                    headers=transport._prepare_headers(),
+                    max_event_size=transport.max_sse_event_size,
+                ) as source:
+                    source.response.raise_for_status()
+                    async for sse in source:
+                        await transport._handle_sse_event(sse, send)
+            except Exception as exc:  # the SDK's loop catches these and reconnects
+                reading.errors.append(f"{type(exc).__name__}: {exc}")
+        reading.timed_out = scope.cancelled_caught
+        send.close()
+        await self._drain(receive, reading)
+        return reading
+
     async def _post(
         self,
         transport: StreamableHTTPTransport,
@@ -246,6 +274,11 @@ class PyTransportVictim:
                 reading.errors.append(f"{type(exc).__name__}: {exc}")
         reading.timed_out = scope.cancelled_caught
         send.close()
+        await self._drain(receive, reading)
+        return reading
+
+    @staticmethod
+    async def _drain(receive: Any, reading: Reading) -> None:
         async for item in receive:
             if isinstance(item, Exception):
                 reading.errors.append(f"{type(item).__name__}: {item}")
@@ -254,7 +287,6 @@ class PyTransportVictim:
             reading.messages.append(value)
             reading.elicitations += elicitations_in(value)
         receive.close()
-        return reading
 
 
 # -- the whole Python SDK client ---------------------------------------------------------------
@@ -347,7 +379,9 @@ class TsVictim:
             proc.kill()
             await proc.wait()
 
-    async def read(self, era: Era, request_id: int = REQUEST_ID) -> list[Reading]:
+    async def read(
+        self, era: Era, request_id: int = REQUEST_ID, *, get: bool = False
+    ) -> list[Reading]:
         proc = self._proc
         assert proc is not None and proc.stdin is not None and proc.stdout is not None
         n = next(self._counter)
@@ -358,10 +392,11 @@ class TsVictim:
             "protocolVersion": HANDSHAKE if era == "handshake" else MODERN,
             "modern": era == "modern",
             "message": call_message(era, request_id),
+            "get": get,
         }
         proc.stdin.write(json.dumps(command).encode() + b"\n")
         await proc.stdin.drain()
-        reading = Reading(self.name)
+        reading = Reading(self.name + ("-get" if get else ""))
         newer = Reading("ts-next-400")
         try:
             line = await asyncio.wait_for(proc.stdout.readline(), VICTIM_TIMEOUT)
@@ -407,10 +442,10 @@ class Victims:
     ts: TsVictim | None
     client: PyClientVictim | None = None
 
-    async def run(self, plan: Plan, *, full_client: bool = False) -> Outcome:
+    async def run(self, plan: Plan, *, full_client: bool = False, get: bool = False) -> Outcome:
         """One hostile response through the gateway to every victim (a fresh upstream answer
         for each); the invariant is checked per victim against the audit records of its own
-        request."""
+        request. ``get``: the response answers the handshake-era standalone GET stream."""
         readings: list[Reading] = []
         problems: list[str] = []
 
@@ -420,7 +455,7 @@ class Victims:
             if plan.followup is not None:
                 followup = plan.followup
                 scripted.append(lambda request_id: followup.render(request_id).render())
-            self.gateway.upstream.script(*scripted)
+            self.gateway.upstream.script(*scripted, get=get)
             got = await reader()
             got = got if isinstance(got, list) else [got]
             for r in got:
@@ -435,6 +470,13 @@ class Victims:
                 )
             return got
 
+        if get:
+            readings += await one(self.python.read_get)
+            if self.ts is not None:
+                ts = self.ts
+                readings += await one(lambda: ts.read("handshake", get=True))
+            raw = b"\n--- then, to the next request ---\n".join(self.gateway.upstream.written)
+            return Outcome(raw, readings, list(dict.fromkeys(problems)))
         readings += await one(lambda: self.python.read(plan.era))
         # what the upstream really wrote for the first victim (each scripted answer in turn)
         raw = b"\n--- then, to the next request ---\n".join(self.gateway.upstream.written)

@@ -45,7 +45,7 @@ DATABASE: ExampleDatabase = (
 )
 FULL_CLIENT_EVERY = 8  # one example in this many also runs the whole mcp.Client
 BOUNDED = settings(
-    max_examples=max(1, EXAMPLES // 3),
+    max_examples=max(1, EXAMPLES // 4),
     deadline=None,
     database=DATABASE,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -63,9 +63,9 @@ class Rig:
             self.stack.enter_async_context(victims(full_client=True))
         )
 
-    def check(self, plan: Plan, pick: int) -> None:
+    def check(self, plan: Plan, pick: int, *, get: bool = False) -> None:
         outcome = self.loop.run_until_complete(
-            self.victims.run(plan, full_client=pick % FULL_CLIENT_EVERY == 0)
+            self.victims.run(plan, full_client=pick % FULL_CLIENT_EVERY == 0, get=get)
         )
         note(outcome.report())
         assert not outcome.problems, outcome.report()
@@ -92,6 +92,15 @@ def test_server_requests_on_sse_and_json(rig: Rig) -> None:
         rig.check(plan, pick)
 
     server_requests()
+
+
+def test_server_requests_on_the_standalone_get_stream(rig: Rig) -> None:
+    @BOUNDED
+    @given(plan=plans(carriers=("server-request",)), pick=st.integers(0, 1000))
+    def get_stream(plan: Plan, pick: int) -> None:
+        rig.check(plan, pick, get=True)
+
+    get_stream()
 
 
 def test_url_required_errors_at_any_status(rig: Rig) -> None:

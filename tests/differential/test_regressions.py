@@ -37,17 +37,22 @@ def _elicit(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def _through_gateway(era: Era, *responses: bytes, client: bool = False) -> list[str]:
+async def _through_gateway(
+    era: Era, *responses: bytes, client: bool = False, get: bool = False
+) -> list[str]:
     """Script ``responses`` for the next requests, let the SDK read the gateway's answer, and
-    return the violations of the invariant (empty: it held)."""
+    return the violations of the invariant (empty: it held). ``get``: the answer is the
+    handshake-era standalone GET stream."""
     problems: list[str] = []
     async with victims(ts=False, full_client=client) as v:
         readers: list[Any] = [v.python.read]
-        if client and v.client is not None:
+        if get:
+            readers = [lambda _: v.python.read_get()]
+        elif client and v.client is not None:
             readers.append(v.client.read)
         for read in readers:
             v.gateway.reset()
-            v.gateway.upstream.script(*responses)
+            v.gateway.upstream.script(*responses, get=get)
             reading: Reading = await read(era)
             problems += violations(
                 reading.victim,
@@ -69,6 +74,17 @@ async def test_charset_utf7_sse_is_read_as_the_client_reads_it() -> None:
         hostile.encode_text(text, "utf-7-forced"),
     ).render()
     assert await _through_gateway("handshake", raw) == []
+
+
+async def test_charset_utf7_on_the_standalone_get_stream() -> None:
+    """The same on the GET stream, where handshake-era servers send unrelated requests."""
+    text = _sse([_elicit(PHISHING_FORM)])
+    raw = Response(
+        200,
+        (("Content-Type", "text/event-stream; charset=utf-7"),),
+        hostile.encode_text(text, "utf-7-forced"),
+    ).render()
+    assert await _through_gateway("handshake", raw, get=True) == []
 
 
 async def test_charset_utf7_full_client() -> None:

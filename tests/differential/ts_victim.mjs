@@ -5,7 +5,8 @@
 //
 //   node ts_victim.mjs <path to node_modules/@modelcontextprotocol/sdk>
 //   stdin:  {"n": 1, "url": "...", "sessionId": "gs1..." | null, "protocolVersion": "..." | null,
-//            "modern": true | false, "message": {JSON-RPC request}}
+//            "modern": true | false, "message": {JSON-RPC request}, "get": false}
+//   ("get": true opens the standalone GET stream instead of POSTing "message")
 //   stdout: {"n": 1, "messages": [...], "errors": [...], "next400": [...]}
 //
 // "next400" is what the newer SDK (modelcontextprotocol/typescript-sdk main,
@@ -76,7 +77,12 @@ async function one(cmd) {
         transport.setProtocolVersion(cmd.protocolVersion);
     }
     try {
-        await transport.send(cmd.message);
+        if (cmd.get) {
+            // the handshake-era standalone GET stream, as the SDK opens it after `initialized`
+            await transport.resumeStream(undefined);
+        } else {
+            await transport.send(cmd.message);
+        }
     } catch (error) {
         errors.push(String(error?.message ?? error));
     }
