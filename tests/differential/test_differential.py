@@ -29,8 +29,11 @@ from hypothesis.database import (
     ReadOnlyDatabase,
 )
 
-from tests.differential.rig import Victims, victims
+from tests.differential.rig import TsVictim, Victims, victims
 from tests.differential.strategies import Plan, plans
+
+# The TypeScript victim is a Node 24 subprocess (make conformance-deps installs its SDK).
+pytestmark = pytest.mark.e2e
 
 EXAMPLES = int(os.environ.get("DIFFERENTIAL_EXAMPLES", "300"))
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,6 +81,8 @@ class Rig:
 
 @pytest.fixture(scope="module")
 def rig() -> Iterator[Rig]:
+    if not TsVictim.available():
+        pytest.fail("the TypeScript SDK victim needs `make conformance-deps`")
     r = Rig()
     try:
         yield r
