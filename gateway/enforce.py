@@ -19,8 +19,9 @@ server → client (:meth:`Enforcer.server_message` → :class:`ServerOutcome`)
 
 client → server (:meth:`Enforcer.client_message` → :class:`ClientOutcome`)
 * a handshake answer to a ``gq1.`` id → token opened against the session, the upstream and the
-  client's credential, the server's id restored; a second answer to the same token (in this
-  process) → ``absorb``: the relay answers 202 and forwards nothing; an accepted form answer that
+  client's credential, the server's id restored; a second answer to the same token (through
+  any worker of this gateway, ``gateway.answered``) → ``absorb``: the relay answers 202 and
+  forwards nothing; an accepted form answer that
   violates the requested schema or carries a secret → replaced by a decline;
 * a 2026 retry with a ``gr1.`` token → token verified against the retry, the server's exact state
   restored (or removed), a decline injected for every blocked key, accepted answers checked;
@@ -36,6 +37,7 @@ request, stream or gateway retry uses the same object, whatever a reload swapped
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from collections import OrderedDict
@@ -44,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gateway import errors
+from gateway.answered import AnsweredTable, shared_table
 from gateway.audit import AuditSink, answer_record, decision_record
 from gateway.detect.findings import Action, Decision, Finding, Reason
 from gateway.elicitation import Carrier, Sighting, from_client, from_server
@@ -75,7 +78,6 @@ UNSUPPORTED_MODE: Final = {
     "form": "Client does not support form-mode elicitation requests",
     "url": "Client does not support URL-mode elicitation requests",
 }
-ANSWERED_CAPACITY: Final = 65_536  # answered gq1. tokens remembered per process
 
 
 @dataclass(slots=True)
@@ -177,6 +179,7 @@ class Enforcer:
         secret_scanner: Callable[[str, str], list[Finding]] | None = None,
         request_ttl: float = REQUEST_TTL,
         state_ttl: float = STATE_TTL,
+        answered: AnsweredTable | None = None,
     ) -> None:
         self._request_ttl = request_ttl
         self._state_ttl = state_ttl
@@ -186,7 +189,8 @@ class Enforcer:
         self._scan = secret_scanner
         self._answered = _Recent()  # (session digest, server request id) answered on behalf
         self._blocked_ids = _Recent()  # (session digest, elicitationId) blocked
-        self._answered_tokens = _Recent(ANSWERED_CAPACITY)  # (upstream, token digest) answered
+        # Answered gq1. tokens: shared by the workers forked from this process (gateway.answered).
+        self._answered_tokens = answered if answered is not None else shared_table()
         warm_up(policy())
 
     def policy(self) -> Policy:
@@ -453,9 +457,10 @@ class Enforcer:
             return ClientOutcome(
                 reject=(400, errors.INVALID_PARAMS, "Invalid or expired elicitation response id")
             )
-        if not self._answered_tokens.add((ctx.upstream, digest(token, 22))):
-            # The server already has this answer (from this process): like the MCP SDK server
-            # for a duplicate response, accept it and pass nothing on.
+        key = hashlib.sha256(f"{ctx.upstream}\0{token}".encode()).digest()
+        if not self._answered_tokens.add(key, time.time() + self._request_ttl):
+            # The server already has this answer (through this gateway, any worker): like the
+            # MCP SDK server for a duplicate response, accept it and pass nothing on.
             self._audit(answer_record(ctx, "replayed", [], answer_id="sealed"))
             return ClientOutcome(absorb=True)
         new = dict(msg.obj)

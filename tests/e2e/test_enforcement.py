@@ -19,7 +19,7 @@ import json
 import os
 import shutil
 import signal
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -266,17 +266,33 @@ async def _handshake_session(
     return headers
 
 
+def _refusal(modes: set[str]) -> Callable[[dict[str, Any]], list[dict[str, Any]]]:
+    """What a client declaring ``modes`` answers to an elicitation in another mode (spec
+    2025-11-25, and the TypeScript SDK client's wording): JSON-RPC ``-32602``."""
+
+    def answer(request: dict[str, Any]) -> list[dict[str, Any]]:
+        mode = request["params"].get("mode", "form")
+        assert mode not in modes, "this client only refuses undeclared modes"
+        label = "URL" if mode == "url" else "form"
+        message = f"Client does not support {label}-mode elicitation requests"
+        error = {"code": -32602, "message": message}
+        return [{"jsonrpc": "2.0", "id": request["id"], "error": error}]
+
+    return answer
+
+
 async def _run_handshake_call(
-    http: aiohttp.ClientSession, url: str, caps: Mapping[str, Any], tool: str
+    http: aiohttp.ClientSession,
+    url: str,
+    caps: Mapping[str, Any],
+    call: Mapping[str, Any],
+    answer: Callable[[dict[str, Any]], list[dict[str, Any]]],
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One handshake-era ``tools/call`` by a raw client declaring ``caps`` that answers every
-    elicitation in a mode it did not declare as a client must (spec 2025-11-25, and the
-    TypeScript SDK client's wording): JSON-RPC ``-32602``. Returns the elicitations it was shown
-    and the final response."""
-    modes = set(caps.get("elicitation", {})) or {"form"}
+    """One handshake-era ``tools/call`` by a raw client declaring ``caps``: every elicitation it
+    is shown is answered with the messages ``answer`` returns (each POSTed, each must get 202).
+    Returns the elicitations shown and the final response."""
     headers = await _handshake_session(http, url, caps)
-    call = {"name": tool, "arguments": {}}
-    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": dict(call)}
     shown: list[dict[str, Any]] = []
     async with http.post(url, json=body, headers=headers) as resp:
         data: list[str] = []
@@ -292,19 +308,10 @@ async def _run_handshake_call(
             data = []
             if message.get("method") == "elicitation/create":
                 shown.append(message)
-                mode = message["params"].get("mode", "form")
-                assert mode not in modes, "this client only refuses undeclared modes"
-                label = "URL" if mode == "url" else "form"
-                refusal = {
-                    "jsonrpc": "2.0",
-                    "id": message["id"],
-                    "error": {
-                        "code": -32602,
-                        "message": f"Client does not support {label}-mode elicitation requests",
-                    },
-                }
-                async with http.post(url, json=refusal, headers=headers) as answered:
-                    assert answered.status == 202
+                for reply in answer(message):
+                    async with http.post(url, json=reply, headers=headers) as answered:
+                        assert answered.status == 202
+                        assert await answered.read() == b""
             elif message.get("id") == 2:
                 return shown, message
     raise AssertionError("the call ended without a response")
@@ -319,12 +326,13 @@ async def test_undeclared_mode_is_refused_for_the_client_as_the_client_would(
     ``ctx.elicit_url`` raises on the error, as it does without a gateway)."""
     since = mark(gateway)
     caps: dict[str, Any] = {"elicitation": {}}  # form only
+    call = {"name": "demo_undeclared", "arguments": {}}
     async with aiohttp.ClientSession(timeout=HTTP_TIMEOUT) as http:
         shown_direct, direct = await _run_handshake_call(
-            http, upstream.url, caps, "demo_undeclared"
+            http, upstream.url, caps, call, _refusal({"form"})
         )
         shown_through, through = await _run_handshake_call(
-            http, gateway.url, caps, "demo_undeclared"
+            http, gateway.url, caps, call, _refusal({"form"})
         )
     assert [m["params"]["mode"] for m in shown_direct] == ["url"]
     assert shown_through == []
@@ -332,6 +340,33 @@ async def test_undeclared_mode_is_refused_for_the_client_as_the_client_would(
     assert "decline" not in json.dumps(through)  # not the gateway's old stand-in answer
     [found] = await settled(gateway, since, "elicitation.decision", 1)
     assert found["reasons"] == ["mode-not-declared"] and found["action"] == "block"
+
+
+async def test_a_replayed_answer_reaches_the_server_once(gateway: Peer) -> None:
+    """A client (or anyone holding its credential and session) that sends the same answer
+    twice: the second gets the SDK server's own reply to a duplicate (202, no body) from the
+    gateway, and only one answer reaches the server."""
+    since = mark(gateway)
+    caps: dict[str, Any] = {"elicitation": {"form": {}}}
+    call = {"name": "ask_form", "arguments": {"topic": "t"}}
+    content = {"name": "Ada", "age": 36}
+
+    def twice(request: dict[str, Any]) -> list[dict[str, Any]]:
+        result = {"action": "accept", "content": content}
+        answer = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+        return [answer, answer]
+
+    async with aiohttp.ClientSession(timeout=HTTP_TIMEOUT) as http:
+        shown, final = await _run_handshake_call(http, gateway.url, caps, call, twice)
+    assert [m["id"][:4] for m in shown] == ["gq1."]
+    assert final["result"]["content"][0]["text"] == described(
+        LEGACY, "profile", "accept", content, None
+    )
+    answers = await settled(gateway, since, "elicitation.answer", 2)
+    assert [(a["outcome"], a["answer_id"]) for a in answers] == [
+        ("forwarded", "sealed"),
+        ("replayed", "sealed"),
+    ]
 
 
 async def test_undeclared_mode_is_declined_on_the_modern_retry(gateway: Peer) -> None:
