@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -98,6 +99,10 @@ def _build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     if args.command == "serve":
+        # Until `serve` takes them over (it remembers them from its first line), SIGHUP and
+        # SIGUSR1 must not end the process; nothing is loaded or opened yet, so nothing is lost.
+        for signum in (signal.SIGHUP, signal.SIGUSR1):
+            signal.signal(signum, signal.SIG_IGN)
         from gateway.serve import run_serve  # noqa: PLC0415 - keep `check` start-up light
 
         return run_serve(args)

@@ -152,7 +152,10 @@ def claim_port(host: str, port: int, label: str, *, share: bool) -> list[socket.
     held: list[socket.socket] = []
     try:
         for family, kind, proto, _, address in dict.fromkeys(infos):
-            sock = socket.socket(family, kind, proto)
+            try:
+                sock = socket.socket(family, kind, proto)
+            except OSError:
+                continue  # a family this host lacks (no IPv6): the listener skips it too
             held.append(sock)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             if share:
