@@ -46,9 +46,9 @@ class AnsweredTable:
         size = slots * _SLOT.size
         # Anonymous memory with a file descriptor (Linux), else an unlinked temporary file:
         # either is gone with the last process that maps it.
-        if hasattr(os, "memfd_create"):
+        try:
             self._fd = os.memfd_create("gateway-answered", os.MFD_CLOEXEC)
-        else:  # pragma: no cover - non-Linux
+        except (AttributeError, OSError):  # pragma: no cover - not Linux, or memfd refused
             with tempfile.TemporaryFile() as handle:
                 self._fd = os.dup(handle.fileno())
         os.ftruncate(self._fd, size)

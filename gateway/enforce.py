@@ -12,7 +12,6 @@ server → client (:meth:`Enforcer.server_message` → :class:`ServerOutcome`)
   ``gr1.`` token; if every entry is blocked the relay retries upstream itself (``retry``) or the
   call fails, per policy.
 * ``notifications/elicitation/complete`` for an elicitation this process blocked → dropped.
-
 * a handshake elicitation blocked only because the client did not declare its mode → answered
   with the JSON-RPC error a client answers itself (``-32602``, "Client does not support
   URL-mode elicitation requests"), so that the server falls back as it would without a gateway.
@@ -21,8 +20,8 @@ client → server (:meth:`Enforcer.client_message` → :class:`ClientOutcome`)
 * a handshake answer to a ``gq1.`` id → token opened against the session, the upstream and the
   client's credential, the server's id restored; a second answer to the same token (through
   any worker of this gateway, ``gateway.answered``) → ``absorb``: the relay answers 202 and
-  forwards nothing; an accepted form answer that
-  violates the requested schema or carries a secret → replaced by a decline;
+  forwards nothing; an accepted form answer that violates the requested schema or carries a
+  secret → replaced by a decline;
 * a 2026 retry with a ``gr1.`` token → token verified against the retry, the server's exact state
   restored (or removed), a decline injected for every blocked key, accepted answers checked;
 * an elicitation answer the gateway never asked for (a raw id, a 2026 retry without a ``gr1.``
