@@ -259,7 +259,9 @@ async def test_sighup_reloaded_policy_holds_in_restarted_workers(
         events = await clients.run(gw.url, LEGACY, tool="demo_password")
         assert "action=decline" in events[-1]["text"]
         # The new policy (audit only: nothing is enforced, the password form goes through).
-        policy.write_bytes((ROOT / "policies" / "audit-only.yaml").read_bytes())
+        staged = tmp_path / "staged.yaml"  # replaced whole: a watch never reads half a file
+        staged.write_bytes((ROOT / "policies" / "audit-only.yaml").read_bytes())
+        staged.replace(policy)
         revision = hashlib.sha256(policy.read_bytes()).hexdigest()
         if trigger == "sighup":
             os.kill(gw.process.pid, signal.SIGHUP)
