@@ -1,0 +1,48 @@
+"""What a new user installs: ``make run`` only what running needs, and packaging metadata that
+builds without deprecation banners."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_run_installs_only_what_running_needs(tmp_path: Path) -> None:
+    """``make -n`` prints what ``make run`` would do in a fresh venv: one install, of the
+    project without extras (the dev extras — pytest, mypy, Node, kubernetes-validate, 581 MB —
+    come with ``make test``), then the gateway."""
+    venv = tmp_path / "venv"
+    done = subprocess.run(
+        ["make", "-n", "run", f"VENV={venv}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    installs = [line for line in done.stdout.splitlines() if re.search(r"pip install .*-e ", line)]
+    assert installs, done.stdout
+    assert all(line.rstrip().endswith("-e .") for line in installs), installs
+    assert "[dev]" not in done.stdout and "[bench]" not in done.stdout
+    assert done.stdout.strip().splitlines()[-1].startswith(f"{venv}/bin/elicitation-gateway serve")
+
+
+def test_license_is_an_spdx_expression_the_build_backend_accepts() -> None:
+    """A ``license = {text = ...}`` table makes setuptools print a deprecation banner on every
+    install; an SPDX string needs setuptools >= 77 (PEP 639), which the build requires."""
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert meta["project"]["license"] == "Apache-2.0"
+    assert not any(c.startswith("License ::") for c in meta["project"].get("classifiers", []))
+    backends = [Requirement(r) for r in meta["build-system"]["requires"]]
+    setuptools = next(r for r in backends if r.name == "setuptools")
+    assert not setuptools.specifier.contains("76.9")
+    assert setuptools.specifier.contains("77.0")
