@@ -434,8 +434,8 @@ def _claim_listen(
 ) -> list[socket.socket]:
     """Refuse a port another process holds (ConfigError naming how the address was set); with
     workers, reserve it for them (the sockets returned)."""
-    where = sources.get("listen") or (f"{config}: listen" if config else "listen (default)")
-    label = f"{where} {settings.listen}"
+    where = sources.get("listen") or (f"{config}: listen" if config else None)
+    label = f"{where} {settings.listen}" if where else f"--listen {settings.listen} (the default)"
     host, port = parse_listen(settings.listen)
     if count > 1 and port == 0:
         raise ConfigError(f"{label}: --workers above 1 needs a fixed port (not :0)")

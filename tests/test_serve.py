@@ -134,3 +134,27 @@ def test_serve_without_policy_outside_the_repository_uses_the_shipped_default(
     started = [e for e in read_log_events(log) if e.get("event") == "gateway.started"]
     assert started, log.read_text()
     assert Path(started[0]["policy"]) == PACKAGED_POLICIES / "default.yaml"
+
+
+@pytest.mark.parametrize("how", ["environment", "config file"])
+def test_port_in_use_names_how_the_address_was_set(tmp_path: Path, how: str) -> None:
+    with _holder(reuse_port=True) as holder:
+        listen = f"127.0.0.1:{holder.getsockname()[1]}"
+        env = {k: v for k, v in peer_env().items() if not k.startswith("GATEWAY_")}
+        argv = [sys.executable, "-m", "gateway", "serve", "--workers", "2"]
+        if how == "environment":
+            env["GATEWAY_LISTEN"] = listen
+            argv += ["--upstream", "http://127.0.0.1:9/mcp"]
+            where = f"GATEWAY_LISTEN {listen}"
+        else:
+            config = tmp_path / "gw.yaml"
+            config.write_text(f"listen: {listen}\nupstreams: {{a: {{url: 'http://a:1/mcp'}}}}\n")
+            argv += ["--config", str(config)]
+            where = f"{config}: listen {listen}"
+        done = subprocess.run(
+            argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=30, check=False
+        )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"elicitation-gateway: error: {where}: address already in use by another process"
+    ]
