@@ -460,6 +460,11 @@ CARRIERS: tuple[tuple[Era, Carrier, str], ...] = (
     ("modern", "url-required", "json"),
     ("modern", "input-required", "json"),
     ("modern", "input-required", "sse"),
+    # across eras: what a hostile server may send anyway (appended: saved examples keep indices)
+    ("modern", "server-request", "sse"),
+    ("modern", "server-request", "json"),
+    ("handshake", "input-required", "json"),
+    ("handshake", "input-required", "sse"),
 )
 
 
