@@ -136,8 +136,8 @@ def _heads(draw: st.DrawFn) -> list[tuple[str, str]]:
         params = draw(st.lists(_param, max_size=3))
         sep = draw(st.sampled_from([";", "; ", " ;"]))
         headers.append(("Content-Type", sep.join([draw(_media), *params])))
-    for _ in range(draw(st.integers(0, 2))):
-        headers.append(("Content-Encoding", draw(_coding)))
+    codings = draw(st.lists(_coding, max_size=2))
+    headers += [("Content-Encoding", coding) for coding in codings]
     return draw(st.permutations(headers))
 
 

@@ -132,7 +132,9 @@ def _with_duplicate_key(message: dict[str, Any]) -> bytes:
         (500, "application/json; charset=utf-8; q=1"),
     ],
 )
-async def test_error_bodies_a_client_may_parse_are_inspected(status: int, content_type: str) -> None:
+async def test_error_bodies_a_client_may_parse_are_inspected(
+    status: int, content_type: str
+) -> None:
     up = _upstream(status, [("Content-Type", content_type)], _with_duplicate_key(BLOCKED_URL_ERROR))
     _assert_refused(*await _post(up, session=False))
 
@@ -141,6 +143,7 @@ async def test_a_blocked_url_in_an_error_body_of_another_type_is_still_blocked()
     up = _upstream(400, [("Content-Type", "text/plain")], json.dumps(BLOCKED_URL_ERROR).encode())
     status, body = await _post(up, session=False)
     assert b"paypa1" not in body
+    assert status == 400
     assert json.loads(body)["error"]["code"] == -31010
 
 

@@ -23,8 +23,8 @@ from tests.strategies import (
 )
 
 
-def decode_all(chunks: list[bytes], **kwargs: int) -> tuple[list[SSEBlock], bytes]:
-    decoder = SSEDecoder(**kwargs)
+def decode_all(chunks: list[bytes], max_block_bytes: int = 4 << 20) -> tuple[list[SSEBlock], bytes]:
+    decoder = SSEDecoder(max_block_bytes=max_block_bytes)
     blocks = [block for chunk in chunks for block in decoder.feed(chunk)]
     end_blocks, tail = decoder.finish()
     return blocks + end_blocks, tail
