@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import ctypes
 import errno
 import multiprocessing
 import os
@@ -75,6 +76,7 @@ SETTING_OF = {
 # RESTART_DELAY_MAX; MAX_EXITS unexpected exits within EXIT_WINDOW seconds and the gateway gives
 # up (exit 1) instead of forking in a loop.
 RESTART_DELAY = 0.5
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 RESTART_DELAY_MAX = 8.0
 EXIT_WINDOW = 60.0
 MAX_EXITS = 5
@@ -274,8 +276,10 @@ def _worker(
     settings: Settings,
     policy: Any,
     keys: KeyRing,
+    *,
     audit: AuditFile | None,
     reserved: list[socket.socket],
+    supervisor: int,
 ) -> None:
     """A forked worker process: its own event loop on the shared port."""
     for sock in reserved:  # the supervisor's reservation, inherited by the fork
@@ -283,11 +287,22 @@ def _worker(
     # Until its loop runs, a worker remembers every signal (SIGTERM from a supervisor stopping
     # while it starts drains it at once; SIGHUP reloads) instead of dying of it.
     _PENDING.catch(signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
+    _drain_when_orphaned(supervisor)
     try:
         asyncio.run(_run(settings, policy, keys, reuse_port=True, audit=audit))
     except OSError as exc:
         get_logger("gateway").error("gateway.worker_failed", error=str(exc), pid=os.getpid())
         sys.exit(3)
+
+
+def _drain_when_orphaned(supervisor: int) -> None:
+    """Linux: SIGTERM this worker (a drain) when its supervisor dies, so that no orphan keeps
+    serving with nobody to forward reloads or restart it — and keeps holding the port."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != supervisor:  # it died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 class _Supervisor:
@@ -319,8 +334,9 @@ class _Supervisor:
         self.seen = policy.revision  # the policy file's revision last acted on
 
     def start(self) -> multiprocessing.process.BaseProcess:
-        args = (self.settings, self.policy, self.keys, self.audit, self.reserved)
-        proc = self.fork.Process(target=_worker, args=args, daemon=False)
+        args = (self.settings, self.policy, self.keys)
+        kwargs = {"audit": self.audit, "reserved": self.reserved, "supervisor": os.getpid()}
+        proc = self.fork.Process(target=_worker, args=args, kwargs=kwargs, daemon=False)
         proc.start()
         return proc
 

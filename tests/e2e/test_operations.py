@@ -9,6 +9,7 @@ import hashlib
 import os
 import shutil
 import signal
+import socket
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -391,3 +392,38 @@ async def test_workers_that_keep_dying_back_off_and_give_up(upstream: Peer, tmp_
         f"elicitation-gateway: error: worker processes keep exiting ({MAX_EXITS} within "
         f"{EXIT_WINDOW:g} s, last exit code -9); giving up"
     ]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (not yet reaped by init) has finished too.
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    return False
+
+
+async def test_workers_drain_and_exit_when_the_supervisor_dies(
+    upstream: Peer, tmp_path: Path
+) -> None:
+    """A supervisor killed outright leaves no orphan serving (and holding the port): each worker
+    drains and exits, and a new gateway can take the port."""
+    log = tmp_path / "gateway.log"
+    process, port = await spawn_gateway(upstream, log, "--workers", "2", "--drain-seconds", "2")
+    workers: list[int] = []
+    try:
+        await wait_for_events(log, "gateway.started", 2)
+        workers = [e["pid"] for e in events_named(log, "gateway.started")]
+        process.kill()
+        await process.wait()
+        await wait_until("the workers to exit", lambda: not any(map(_alive, workers)), 15)
+    finally:
+        await stop(process)
+        for pid in filter(_alive, workers):  # never leave an orphan behind, even on failure
+            os.kill(pid, signal.SIGKILL)
+    assert len(events_named(log, "gateway.stopped")) == 2
+    with socket.socket() as sock:  # the port is free again (bound without SO_REUSEPORT)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
