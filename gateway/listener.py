@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import resource
+import socket
 from collections.abc import Awaitable, Callable
 from enum import Enum
 from typing import Any, Final, cast
@@ -71,9 +73,10 @@ _OVER_CAPACITY_RESPONSE: Final = (
 _HEADER_TIMEOUT_RESPONSE: Final = (
     b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
 )
-# Listen backlog: a connection flood is accepted (and refused above the cap) at once instead of
-# waiting in a short SYN queue.
+# Listen backlog: during a flood, connections wait a few turns of the loop in the kernel's queue
+# to be accepted (and refused above the cap) rather than have their SYNs dropped and retried.
 BACKLOG: Final = 1024
+ACCEPT_BATCH: Final = 32  # connections accepted per turn of the event loop, at most
 
 
 class BodyTimeout(TimeoutError):
@@ -120,27 +123,32 @@ class ConnectionGuard:
 
     # -- the listener side --------------------------------------------------------------------
 
-    def protocol_factory(self, server: ProtocolFactory) -> ProtocolFactory:
-        """Wrap aiohttp's protocol factory (``runner.server``) for ``loop.create_server``."""
-
-        def factory() -> asyncio.Protocol:
-            return _Connection(self, server)
-
-        return factory
-
     def closed(self, reason: str) -> None:
         self._metrics.connections_closed.labels(reason).inc()
         self._log.debug("connection.closed", reason=reason)
 
-    def _opened(self, conn: _Connection, transport: asyncio.BaseTransport) -> None:
+    def _reserve(self) -> bool:
+        """A connection was accepted: count it, unless the cap is reached."""
+        if self.open >= self.max_connections:
+            return False
         self.open += 1
-        self._connections[transport] = conn
         self._metrics.connections_open.inc()
+        return True
+
+    def _release(self) -> None:
+        self.open -= 1
+        self._metrics.connections_open.dec()
+
+    def _opened(self, conn: _Connection, transport: asyncio.BaseTransport) -> None:
+        self._connections[transport] = conn
+
+    def close_unstarted(self) -> None:
+        for conn in list(self._connections.values()):
+            conn.close_if_unstarted()
 
     def _lost(self, transport: asyncio.BaseTransport) -> None:
-        self.open -= 1
         self._connections.pop(transport, None)
-        self._metrics.connections_open.dec()
+        self._release()
 
     # -- the request side ---------------------------------------------------------------------
 
@@ -195,13 +203,17 @@ def _expire_body(content: StreamReader, expired: list[bool]) -> None:
 
 
 class _Connection(asyncio.Protocol):
-    """One client connection: aiohttp's protocol inside, this one's timer around it."""
+    """One client connection: aiohttp's protocol inside, this one's timer around it.
+
+    aiohttp's protocol (its parser, its request task) is only made when the first byte arrives:
+    a connection that sends nothing (a flood) costs a transport, this object and a timer."""
 
     __slots__ = (
         "_content",
         "_guard",
         "_head_bytes",
         "_inner",
+        "_lost",
         "_next_head",
         "_server",
         "_state",
@@ -212,34 +224,35 @@ class _Connection(asyncio.Protocol):
     def __init__(self, guard: ConnectionGuard, server: ProtocolFactory) -> None:
         self._guard = guard
         self._server = server
-        self._inner: asyncio.Protocol | None = None  # None: refused (or not yet connected)
-        self._transport: asyncio.Transport | None = None
+        self._inner: asyncio.Protocol | None = None  # aiohttp's, from the first byte on
+        self._transport: asyncio.Transport | None = None  # None: not made yet, or lost
         self._state = _State.HEAD
         self._timer: asyncio.TimerHandle | None = None
         self._head_bytes = False  # part of a request head arrived in this HEAD phase
         self._content: StreamReader | None = None  # the body of the request being served
         self._next_head = False  # bytes of the next request arrived while one was served
+        self._lost = False
 
     # -- asyncio.Protocol -----------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # Counted by the acceptor already (below the cap).
         transport = cast(asyncio.Transport, transport)  # a stream server's transport
-        guard = self._guard
-        if guard.open >= guard.max_connections:
-            # Refused before anything is read: no parser, no task, an answer and a close.
-            transport.write(_OVER_CAPACITY_RESPONSE)
-            transport.close()
-            guard.closed(OVER_CAPACITY)
-            return
         self._transport = transport
-        guard._opened(self, transport)
-        self._inner = self._server()
-        self._inner.connection_made(transport)
-        self._arm(guard.header_timeout)
+        self._guard._opened(self, transport)
+        self._arm(self._guard.header_timeout)
+
+    @property
+    def made(self) -> bool:
+        return self._transport is not None or self._lost
 
     def data_received(self, data: bytes) -> None:
-        if self._inner is None:
-            return
+        inner = self._inner
+        if inner is None:
+            if self._transport is None:
+                return
+            inner = self._inner = self._server()
+            inner.connection_made(self._transport)
         state = self._state
         if state is _State.IDLE:
             self._state = _State.HEAD
@@ -249,7 +262,7 @@ class _Connection(asyncio.Protocol):
             self._head_bytes = True
         elif self._content is not None and self._content.is_eof():
             self._next_head = True  # pipelined: the body being served is complete already
-        self._inner.data_received(data)
+        inner.data_received(data)
 
     def eof_received(self) -> bool | None:
         return self._inner.eof_received() if self._inner is not None else None
@@ -263,14 +276,21 @@ class _Connection(asyncio.Protocol):
             self._inner.resume_writing()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        inner, self._inner = self._inner, None
-        if inner is None:
+        transport, self._transport = self._transport, None
+        if transport is None:
             return
+        self._lost = True
         self._cancel()
-        if self._transport is not None:
-            self._guard._lost(self._transport)
+        self._guard._lost(transport)
         self._content = None
-        inner.connection_lost(exc)
+        inner, self._inner = self._inner, None
+        if inner is not None:
+            inner.connection_lost(exc)
+
+    def close_if_unstarted(self) -> None:
+        """Close the connection if no byte ever arrived on it (the listener is stopping)."""
+        if self._inner is None and self._transport is not None:
+            self._transport.close()
 
     # -- from the middleware -----------------------------------------------------------------
 
@@ -281,7 +301,7 @@ class _Connection(asyncio.Protocol):
         self._next_head = False
 
     def request_finished(self) -> None:
-        if self._inner is None:
+        if self._transport is None:
             return
         self._content = None
         if self._next_head:
@@ -307,7 +327,7 @@ class _Connection(asyncio.Protocol):
     def _expire(self) -> None:
         self._timer = None
         transport, inner = self._transport, self._inner
-        if transport is None or inner is None or self._state is _State.BUSY:
+        if transport is None or self._state is _State.BUSY:
             return
         if transport.get_write_buffer_size():
             # The last response is still being written to a slow reader: the idle / head clock
@@ -324,11 +344,17 @@ class _Connection(asyncio.Protocol):
         if callable(close):
             close()  # cancels its wait for a request, closes the transport
         else:
-            transport.close()
+            transport.close()  # no byte ever arrived: no aiohttp protocol to stop
 
 
 class GuardedSite(web.TCPSite):
-    """``web.TCPSite`` whose connections go through a :class:`ConnectionGuard`."""
+    """``web.TCPSite`` whose connections go through a :class:`ConnectionGuard`.
+
+    It accepts connections itself (not through ``loop.create_server``): a connection above the
+    cap is answered and closed right on the accepted socket — no transport, no task — so a flood
+    costs the event loop a few microseconds per connection; at most ``ACCEPT_BATCH`` connections
+    are accepted per turn of the loop, so requests in flight keep being served during a flood.
+    Below the cap, ``loop.connect_accepted_socket`` makes the usual transport."""
 
     def __init__(
         self,
@@ -348,6 +374,8 @@ class GuardedSite(web.TCPSite):
             reuse_port=reuse_port or None,
         )
         self._guard = guard
+        self._sockets: list[socket.socket] = []
+        self._starting: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
         self._runner._reg_site(self)
@@ -356,16 +384,103 @@ class GuardedSite(web.TCPSite):
         if server is None:
             raise RuntimeError("call runner.setup() before starting the site")
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(
-            self._guard.protocol_factory(server),
-            self._host,
-            self._port,
-            backlog=self._backlog,
-            reuse_address=self._reuse_address,
-            reuse_port=self._reuse_port,
+        self._sockets = await loop.run_in_executor(None, self._listen)
+        self._bound_port = self._sockets[0].getsockname()[1]
+        for sock in self._sockets:
+            loop.add_reader(sock.fileno(), self._accept, loop, sock, server)
+
+    def _listen(self) -> list[socket.socket]:
+        """Bind and listen on every address of the host, as ``loop.create_server`` does."""
+        infos = socket.getaddrinfo(
+            self._host, self._port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )
-        sockets = self._server.sockets
-        self._bound_port = sockets[0].getsockname()[1] if sockets else self._port
+        sockets: list[socket.socket] = []
+        port = self._port
+        try:
+            for family, kind, proto, _, address in dict.fromkeys(infos):
+                sock = socket.socket(family, kind, proto)
+                sockets.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if self._reuse_port:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+                if family == socket.AF_INET6:
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                # Port 0: every address gets the port the first one was given.
+                sock.bind((address[0], port, *address[2:]))
+                port = sock.getsockname()[1]
+                sock.listen(self._backlog)
+                sock.setblocking(False)
+        except OSError:
+            for sock in sockets:
+                sock.close()
+            raise
+        if not sockets:
+            raise OSError(f"no address to listen on for {self._host!r}")
+        return sockets
+
+    def _accept(
+        self, loop: asyncio.AbstractEventLoop, sock: socket.socket, server: ProtocolFactory
+    ) -> None:
+        guard = self._guard
+        for _ in range(ACCEPT_BATCH):
+            try:
+                conn, _ = sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                    # Out of descriptors or memory: pause accepting for a second, as asyncio does.
+                    guard._log.warning("gateway.accept_paused", error=str(exc))
+                    loop.remove_reader(sock.fileno())
+                    loop.call_later(1.0, self._resume, loop, sock, server)
+                    return
+                continue  # the client gave up (ECONNABORTED, …)
+            if not guard._reserve():
+                _refuse(conn)
+                guard.closed(OVER_CAPACITY)
+                continue
+            conn.setblocking(False)
+            task = loop.create_task(self._connect(loop, conn, server))
+            self._starting.add(task)
+            task.add_done_callback(self._starting.discard)
+
+    def _resume(
+        self, loop: asyncio.AbstractEventLoop, sock: socket.socket, server: ProtocolFactory
+    ) -> None:
+        if sock in self._sockets:
+            loop.add_reader(sock.fileno(), self._accept, loop, sock, server)
+
+    async def _connect(
+        self, loop: asyncio.AbstractEventLoop, conn: socket.socket, server: ProtocolFactory
+    ) -> None:
+        protocol = _Connection(self._guard, server)
+        try:
+            await loop.connect_accepted_socket(lambda: protocol, conn)
+        except BaseException:
+            if not protocol.made:
+                self._guard._release()
+            conn.close()
+            raise
+
+    async def stop(self) -> None:
+        """Stop listening; close the connections that never sent a byte (aiohttp does not know
+        them, so its shutdown would not)."""
+        self._runner._check_site(self)
+        loop = asyncio.get_running_loop()
+        for sock in self._sockets:
+            loop.remove_reader(sock.fileno())
+            sock.close()
+        self._sockets = []
+        self._runner._unreg_site(self)
+        self._guard.close_unstarted()
+
+
+def _refuse(conn: socket.socket) -> None:
+    """503 on a connection above the cap, without reading it; then close it."""
+    with contextlib.suppress(OSError):
+        conn.setblocking(False)
+        conn.send(_OVER_CAPACITY_RESPONSE)  # fits in any fresh socket's send buffer
+    conn.close()
 
 
 def raise_fd_limit(max_connections: int) -> None:
