@@ -117,32 +117,43 @@ def _worker(job: Job) -> dict[str, float]:
 
 
 def _replay(path: str) -> int:
-    """Send one saved raw response through the gateway to every victim and print the outcome."""
-    from tests.differential.rig import REQUEST_ID
+    """Send one saved raw response (and the answers to the next requests saved with it) through
+    the gateway to the transport victims, in both eras; print what each parsed and whether the
+    invariant held. Exit status 1 if it did not."""
+    from tests.differential.invariant import violations
+    from tests.differential.rig import NEXT_RESPONSE, REQUEST_ID
 
-    raw = Path(path).read_bytes()
+    responses = Path(path).read_bytes().split(NEXT_RESPONSE)
 
-    async def run() -> list[str]:
-        async with victims(full_client=True) as v:
-            results: list[str] = []
+    async def run() -> tuple[list[str], int]:
+        lines: list[str] = []
+        broken = 0
+        async with victims() as v:
             for era in ("handshake", "modern"):
                 for reader in (v.python.read, v.ts.read if v.ts else None):
                     if reader is None:
                         continue
                     v.gateway.reset()
-                    v.gateway.upstream.script(raw)
+                    v.gateway.upstream.script(*responses)
                     got = await reader(era, REQUEST_ID)
-                    audits = [(a.get("action"), a.get("fields")) for a in v.gateway.audits]
-                    results.extend(
-                        f"{era} {r.victim}: {len(r.elicitations)} elicitation(s) parsed; "
-                        f"audits={audits}"
-                        for r in (got if isinstance(got, list) else [got])
-                    )
-            return results
+                    for r in got if isinstance(got, list) else [got]:
+                        problems = violations(
+                            r.victim,
+                            r.elicitations,
+                            v.gateway.audits,
+                            v.gateway.error_lines(),
+                            v.gateway.policy,
+                        )
+                        broken += bool(problems)
+                        lines.append(
+                            f"{era} {r.victim}: {len(r.elicitations)} elicitation(s) parsed; "
+                            + ("; ".join(problems) if problems else "invariant holds")
+                        )
+        return lines, broken
 
-    for line in asyncio.run(run()):
-        print(line)
-    return 0
+    lines, broken = asyncio.run(run())
+    print("\n".join(lines))
+    return 1 if broken else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,6 +53,7 @@ CONFORMANCE = ROOT / "tests" / "conformance"
 SDK_DIR = CONFORMANCE / "node_modules" / "@modelcontextprotocol" / "sdk"
 TS_VICTIM = Path(__file__).resolve().with_name("ts_victim.mjs")
 REQUEST_ID = 7
+NEXT_RESPONSE = b"\n--- then, to the next request ---\n"  # between scripted answers in reports
 VICTIM_TIMEOUT = 4.0
 CLIENT_INFO = {"name": "differential", "version": "1"}
 CAPS: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}}
@@ -475,11 +476,11 @@ class Victims:
             if self.ts is not None:
                 ts = self.ts
                 readings += await one(lambda: ts.read("handshake", get=True))
-            raw = b"\n--- then, to the next request ---\n".join(self.gateway.upstream.written)
+            raw = NEXT_RESPONSE.join(self.gateway.upstream.written)
             return Outcome(raw, readings, list(dict.fromkeys(problems)))
         readings += await one(lambda: self.python.read(plan.era))
         # what the upstream really wrote for the first victim (each scripted answer in turn)
-        raw = b"\n--- then, to the next request ---\n".join(self.gateway.upstream.written)
+        raw = NEXT_RESPONSE.join(self.gateway.upstream.written)
         if self.ts is not None:
             readings += await one(lambda: self.ts.read(plan.era))
         if full_client and self.client is not None:
