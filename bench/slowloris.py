@@ -17,7 +17,10 @@ every 0.5 s. Phases, one after the other, each followed by a cool-down:
   then one body byte per second; reopened likewise;
 * ``flood``      as many idle connections as fast as possible, up to F (6,000) open at once,
   above the gateway's cap (4,096): every connection refused or closed is replaced;
-* ``combined``   the three at once.
+* ``combined``   the three at once; then ``combined again`` (does memory grow further?).
+
+A second probe opens a new connection for every call (every 200 ms): what a client that
+connects during the attack gets (answered, or refused at the cap).
 
 Reported per phase: the probe's p50 / p99 / max and failures; for each attack, how many of its
 first N connections were still open after 5, 10, 20, 30… seconds, the longest any connection
@@ -257,6 +260,37 @@ class Probe:
             conn[1].close()
 
 
+class FreshProbe:
+    """A new connection for every call (every 200 ms): what a client that connects during the
+    attack sees. Records the latency of answered calls and how the others failed."""
+
+    def __init__(self, probe: Probe) -> None:
+        self.port, self.request = probe.port, probe.request
+        self.samples: list[tuple[float, float]] = []
+        self.failures: list[tuple[float, str]] = []
+        self.stop = asyncio.Event()
+
+    async def run(self) -> None:
+        while not self.stop.is_set():
+            t0 = time.monotonic()
+            writer: asyncio.StreamWriter | None = None
+            try:
+                async with asyncio.timeout(10):
+                    reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
+                    writer.write(self.request)
+                    head = await reader.readuntil(b"\r\n\r\n")
+                if head.startswith(b"HTTP/1.1 200"):
+                    self.samples.append((t0, (time.monotonic() - t0) * 1000))
+                else:
+                    self.failures.append((t0, head[9:12].decode()))
+            except (OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
+                self.failures.append((t0, type(exc).__name__))
+            finally:
+                if writer is not None:
+                    writer.close()
+            await asyncio.sleep(0.2)
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
@@ -292,72 +326,89 @@ def metrics_text(port: int) -> str:
         return str(resp.read().decode())
 
 
+class Sampler:
+    """The gateway's RSS (all its processes) every 0.5 s."""
+
+    def __init__(self, gateway: Target) -> None:
+        self.gateway = gateway
+        self.rss: list[tuple[float, int]] = []
+        self.stop = asyncio.Event()
+
+    async def run(self) -> None:
+        while not self.stop.is_set():
+            self.rss.append((time.monotonic(), rss_kib(self.gateway.pids())))
+            await asyncio.sleep(0.5)
+
+    def between(self, a: float, b: float) -> list[int]:
+        return [k for t, k in self.rss if a <= t <= b]
+
+    def recent(self) -> int:
+        return int(statistics.median([k for _, k in self.rss[-6:]]))
+
+
+async def run_phase(
+    procs: Procs,
+    port: int,
+    name: str,
+    plan: list[tuple[str, int]],
+    *,
+    args: argparse.Namespace,
+    rss: Sampler,
+) -> Phase:
+    """Run the attackers of one phase at once (each its own process), then cool down."""
+    before = rss.recent()
+    start = time.monotonic()
+    children = []
+    for kind, count in plan:
+        argv = [sys.executable, __file__, "--attack", kind, "--port", str(port)]
+        argv += ["--connections", str(count), "--duration", str(args.duration)]
+        children.append(procs.spawn(argv, stdout=subprocess.PIPE))
+    for child in children:
+        pin(child.pid, {LOAD_CORE})
+    outs = await asyncio.gather(*(asyncio.to_thread(c.communicate) for c in children))
+    end = time.monotonic()
+    await asyncio.sleep(args.cooldown)
+    settle = time.monotonic()
+    phase = Phase(name, start, end, [json.loads(out[0]) for out in outs], before)
+    phase.rss_peak = max(rss.between(start, settle), default=0)
+    phase.rss_after = int(statistics.median(rss.between(settle - 3, settle)))
+    print(f"{name}: done", file=sys.stderr)
+    return phase
+
+
 async def bench(args: argparse.Namespace) -> str:
     procs = Procs()
     try:
         upstream = start_upstream(procs)
         gateway = start_gateway(procs, upstream)
         probe = Probe(gateway.port)
-        rss: list[tuple[float, int]] = []
-        sampling = asyncio.Event()
-
-        async def sample() -> None:
-            while not sampling.is_set():
-                rss.append((time.monotonic(), rss_kib(gateway.pids())))
-                await asyncio.sleep(0.5)
-
-        def rss_between(a: float, b: float) -> list[int]:
-            return [k for t, k in rss if a <= t <= b]
-
-        probe_task = asyncio.create_task(probe.run())
-        sampler = asyncio.create_task(sample())
+        fresh = FreshProbe(probe)
+        rss = Sampler(gateway)
+        tasks = [asyncio.create_task(x.run()) for x in (probe, fresh, rss)]
         await asyncio.sleep(args.warmup)
-        phases: list[Phase] = []
         t = time.monotonic()
         await asyncio.sleep(args.baseline)
-        base_rss = int(statistics.median(rss_between(t, time.monotonic())))
-        phases.append(Phase("baseline", t, time.monotonic(), [], base_rss, base_rss, base_rss))
+        base = int(statistics.median(rss.between(t, time.monotonic())))
+        phases = [Phase("baseline", t, time.monotonic(), [], base, base, base)]
+        combined = [
+            ("slowloris", args.connections),
+            ("slowbody", args.connections),
+            ("flood", args.flood),
+        ]
         plans = [
             ("slowloris", [("slowloris", args.connections)]),
             ("slow body", [("slowbody", args.connections)]),
             ("flood", [("flood", args.flood)]),
-            (
-                "combined",
-                [
-                    ("slowloris", args.connections),
-                    ("slowbody", args.connections),
-                    ("flood", args.flood),
-                ],
-            ),
+            ("combined", combined),
+            ("combined again", combined),  # the same attack twice: does RSS grow further?
         ]
         for name, plan in plans:
-            if args.only and name not in args.only:
-                continue
-            before = int(statistics.median([k for _, k in rss[-6:]]))
-            start = time.monotonic()
-            children = []
-            for kind, count in plan:
-                argv = [sys.executable, __file__, "--attack", kind, "--port", str(gateway.port)]
-                argv += ["--connections", str(count), "--duration", str(args.duration)]
-                children.append(procs.spawn(argv, stdout=subprocess.PIPE))
-            for child in children:
-                pin(child.pid, {LOAD_CORE})
-            outs = await asyncio.gather(*(asyncio.to_thread(c.communicate) for c in children))
-            end = time.monotonic()
-            attacks = [json.loads(out[0]) for out in outs]
-            await asyncio.sleep(args.cooldown)
-            settle = time.monotonic()
-            phase = Phase(name, start, end, attacks, before)
-            phase.rss_peak = max(rss_between(start, settle), default=0)
-            phase.rss_after = int(statistics.median(rss_between(settle - 3, settle)))
-            phases.append(phase)
-            print(f"{name}: done", file=sys.stderr)
-        probe.stop.set()
-        await probe_task
-        sampling.set()
-        await sampler
-        metrics = metrics_text(gateway.port)
-        return report(args, probe, phases, metrics)
+            if not args.only or name in args.only:
+                phases.append(await run_phase(procs, gateway.port, name, plan, args=args, rss=rss))
+        for x in (probe, fresh, rss):
+            x.stop.set()
+        await asyncio.gather(*tasks)
+        return report(args, probe, fresh, phases, metrics_text(gateway.port))
     finally:
         procs.close()
 
@@ -365,7 +416,9 @@ async def bench(args: argparse.Namespace) -> str:
 # -- the report ---------------------------------------------------------------------------------
 
 
-def report(args: argparse.Namespace, probe: Probe, phases: list[Phase], metrics: str) -> str:
+def report(
+    args: argparse.Namespace, probe: Probe, fresh: FreshProbe, phases: list[Phase], metrics: str
+) -> str:
     def window(p: Phase) -> list[float]:
         return [ms for t, ms in probe.samples if p.start <= t <= p.end]
 
@@ -409,8 +462,27 @@ def report(args: argparse.Namespace, probe: Probe, phases: list[Phase], metrics:
         )
     lines += [
         "",
-        f"Probe reconnects over the whole run: {probe.reconnects - 1} (0: its one connection "
-        "was never refused or cut).",
+        "A client connecting during the attack (a new connection per call, every 200 ms):",
+        "",
+        "| Phase | calls | answered | p50 ms | p99 ms | failed (how) |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
+    for p in phases:
+        ok = [ms for t, ms in fresh.samples if p.start <= t <= p.end]
+        bad = [why for t, why in fresh.failures if p.start <= t <= p.end]
+        how = ", ".join(f"{k} ×{bad.count(k)}" for k in sorted(set(bad))) or "—"
+        lines.append(
+            f"| {p.name} | {len(ok) + len(bad)} | {len(ok)} | {pct(ok, 0.5):.2f} | "
+            f"{pct(ok, 0.99):.2f} | {how} |"
+        )
+    lines += [
+        "",
+        "The kept-alive probe "
+        + (
+            "kept its one connection for the whole run (never refused or cut)."
+            if probe.reconnects == 1
+            else f"had to reconnect {probe.reconnects - 1} times."
+        ),
         "",
         "## The attack connections",
         "",

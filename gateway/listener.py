@@ -8,8 +8,10 @@ connection and a cap on how many are open at once, per listener (one per worker 
 
 * **header** (``timeouts.header``): from the moment a connection is accepted — or, on a
   kept-alive connection, from the first byte of its next request (or from the end of the previous
-  request, when that byte arrived while it was still being served) — to a complete request
-  head. Expired: ``408`` (when part of a head arrived) and the connection is closed.
+  request, when that byte arrived while it was still being served; bytes that arrive in the same
+  read as the end of the previous request's body count against the keep-alive limit instead) —
+  to a complete request head. Expired: ``408`` (when part of a head arrived) and the connection
+  is closed.
 * **keep-alive** (``timeouts.keepalive``): the silence allowed between two requests on one
   connection. Expired: closed.
 * **body** (``timeouts.body``): from the complete head to the complete body. Expired: reading
@@ -22,12 +24,14 @@ connection and a cap on how many are open at once, per listener (one per worker 
 While a request is being served (its handler runs: a call in flight, an SSE stream) none of the
 client-side timers run; the upstream timeouts and the relay's own limits apply then.
 
-How: :class:`GuardedSite` listens with a protocol factory that wraps each of aiohttp's
-``RequestHandler`` protocols in a :class:`_Connection` (it sees every byte arrive and every
-connection end, and owns the timer), and :meth:`ConnectionGuard.middleware` tells the connection
-when a request head is complete (the handler starts) and when its response is done. Closes and
-refusals are counted in ``gateway_connections_closed{reason}``; ``gateway_connections_open``
-is the number open.
+How: :class:`GuardedSite` accepts connections itself (refusing above the cap on the raw socket,
+at most ``ACCEPT_BATCH`` per turn of the loop) and gives each connection a :class:`_Connection`
+protocol, which sees every byte and the end of the connection, owns the connection's timer, and
+makes aiohttp's ``RequestHandler`` (passing everything through to it) at the first byte;
+:meth:`ConnectionGuard.middleware` tells the connection when a request head is complete (the
+handler starts) and when its response is done, and puts the body deadline on the request body.
+Closes and refusals are counted in ``gateway_connections_closed{reason}``;
+``gateway_connections_open`` is the number open.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from aiohttp.test_utils import TestServer
 from gateway.app import GUARD, make_app
 from gateway.config import Limits, Timeouts, load_settings
 from gateway.errors import ConfigError
-from gateway.listener import ConnectionGuard
+from gateway.listener import _HEADER_TIMEOUT_RESPONSE, ConnectionGuard
 from gateway.policy.loader import load_policy
 from tests.relay_harness import DEFAULT_POLICY, TEST_KEYS, settings_for
 
@@ -258,6 +258,49 @@ async def test_a_body_sent_in_pieces_within_the_body_timeout_is_forwarded() -> N
         assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 200 ")
         writer.close()
         assert gw.upstream_calls == [CALL]
+
+
+async def test_an_answer_sent_before_the_body_arrived_closes_the_connection_at_once() -> None:
+    """413 on a declared length above the limit: answered and closed without waiting for the
+    rest of the body (which a slow client might never send)."""
+    async with gateway(limits={"max_request_bytes": 1024}) as gw:
+        reader, writer = await gw.connect()
+        writer.write(gw.head(100_000) + b"{")
+        answer = await read_until_closed(reader)
+        assert answer.startswith(b"HTTP/1.1 413 ")
+        writer.close()
+        await gw.wait_open(0)
+        assert await gw.metric("gateway_connections_closed_total", reason="unread-body") == 1
+
+
+# -- pipelining ---------------------------------------------------------------------------------
+
+
+async def test_pipelined_requests_are_all_answered() -> None:
+    async with gateway(header=SHORT, keepalive=SHORT) as gw:
+        reader, writer = await gw.connect()
+        writer.write((gw.head(len(CALL)) + CALL) * 3)
+        for _ in range(3):
+            head = await reader.readuntil(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200 ")
+            length = int(re.search(rb"Content-Length: (\d+)", head, re.I).group(1))  # type: ignore[union-attr]
+            assert await reader.readexactly(length) == RESULT
+        writer.close()
+
+
+async def test_half_a_head_sent_while_a_request_is_served_times_out_after_its_answer() -> None:
+    """Bytes of the next request that arrive while one is served start the header clock when
+    its answer is done (not the keep-alive one)."""
+    async with gateway(upstream_delay=1.0, header=SHORT, keepalive=LONG) as gw:
+        reader, writer = await gw.connect()
+        writer.write(gw.head(len(CALL)) + CALL)
+        await asyncio.sleep(0.3)  # the request is with the upstream now
+        writer.write(b"POST /mcp HTTP/1.1\r\nHost: 127")
+        answer = await read_until_closed(reader)
+        assert answer.startswith(b"HTTP/1.1 200 ")
+        assert answer.endswith(_HEADER_TIMEOUT_RESPONSE)
+        writer.close()
+        assert len(gw.upstream_calls) == 1
 
 
 # -- connection cap -----------------------------------------------------------------------------
