@@ -74,6 +74,8 @@ def decision_record(
         "session": hash_id(ctx.session),
         "client": ctx.client,
         "latency_ms": round(latency_ms, 3),
+        # Slower than the policy's limits.slow_decision_ms (marked, never failed).
+        "slow": latency_ms > policy.detect_config(ctx.upstream).limits.slow_decision_ms,
     }
 
 

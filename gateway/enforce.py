@@ -52,7 +52,7 @@ from gateway.elicitation import Carrier, Sighting, from_client, from_server
 from gateway.era import Era
 from gateway.jsonrpc import Message
 from gateway.outbound import check_answer
-from gateway.policy.engine import decide, evaluate
+from gateway.policy.engine import decide, evaluate, warm_policy
 from gateway.policy.loader import Policy
 from gateway.seal import KeyRing, SealError, digest
 from gateway.tokens import (
@@ -162,8 +162,10 @@ _WARM_UP: Final = (
 
 
 def warm_up(policy: Policy) -> None:
-    """Run every detector once so that lazily loaded data (lexicon, confusables, public suffix
-    list, secret rules) is loaded at start-up, not inside the first user's time budget."""
+    """Run every detector once, for every detection configuration of ``policy``, so that lazily
+    loaded data (lexicon, confusables, public suffix list, secret rules, per-configuration
+    indexes) is loaded before the policy takes traffic, not in a user's request."""
+    warm_policy(policy)
     for params in _WARM_UP:
         evaluate(params, modes=frozenset({"form", "url"}), server=None, policy=policy)
 

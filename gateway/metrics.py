@@ -97,6 +97,12 @@ class Metrics:
             ["reason"],
             registry=r,
         )
+        self.slow_decisions = Counter(
+            "gateway_slow_decisions",
+            "Decisions slower than the policy's limits.slow_decision_ms (decided normally: no "
+            "clock takes part in a decision).",
+            registry=r,
+        )
         self.policy_reloads = Counter(
             "gateway_policy_reloads",
             "Policy reload attempts, by result.",
@@ -118,6 +124,8 @@ class Metrics:
             latency = record.get("latency_ms")
             if isinstance(latency, int | float):
                 self.decision_seconds.observe(latency / 1000.0)
+            if record.get("slow") is True:
+                self.slow_decisions.inc()
         elif record.get("event") == "elicitation.answer":
             outcome = record.get("outcome")
             allowed = frozenset(

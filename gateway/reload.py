@@ -21,6 +21,7 @@ from aiohttp import web
 from gateway.app import METRICS, POLICY, SETTINGS
 from gateway.errors import PolicyError
 from gateway.logs import get_logger
+from gateway.policy.engine import warm_policy
 from gateway.policy.loader import Policy, load_policy
 
 WATCH_INTERVAL = web.AppKey("policy_watch_interval", float)
@@ -38,6 +39,7 @@ def reload_from_file(path: str, current: Policy, **context: Any) -> Policy | Non
     except Exception as exc:  # never let a reload take the gateway down
         log.error("policy.reload_failed", policy=path, error=type(exc).__name__)
         return None
+    warm_policy(policy)  # before it takes traffic: its first decisions are not the slow ones
     log.info("policy.reloaded", policy=path, revision=policy.revision, previous=current.revision)
     return policy
 

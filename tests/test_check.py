@@ -149,8 +149,8 @@ def test_validate_missing_file(tmp_path: Path) -> None:
 
 
 def test_check_matches_the_engine_on_the_corpus(tmp_path: Path) -> None:
-    """The CLI and the in-process engine agree on every corpus case (one subprocess). The time
-    budget is raised so that a loaded machine cannot fail one side closed and not the other."""
+    """The CLI and the in-process engine agree on every corpus case (one subprocess; no clock
+    takes part in a decision, so a loaded machine decides like an idle one)."""
     from gateway.check import parse_capabilities
     from gateway.policy.engine import evaluate
     from gateway.policy.loader import load_policy
@@ -168,14 +168,11 @@ def test_check_matches_the_engine_on_the_corpus(tmp_path: Path) -> None:
         )
         for c in cases
     ]
-    text = Path(DEFAULT).read_text(encoding="utf-8")
-    relaxed = tmp_path / "default-relaxed.yaml"
-    relaxed.write_text(text.replace("time_budget_ms: 50\n", "time_budget_ms: 5000\n"))
-    proc = _run(["check", "--policy", str(relaxed)], "\n".join(lines) + "\n")
+    proc = _run(["check", "--policy", DEFAULT], "\n".join(lines) + "\n")
     assert proc.returncode == 0, proc.stderr
     out = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["id"] for r in out] == [c["id"] for c in cases]
-    policy = load_policy(relaxed)
+    policy = load_policy(DEFAULT)
     for case, result in zip(cases, out, strict=True):
         modes = parse_capabilities(case.get("capabilities", "form,url"))
         decision = evaluate(case["params"], modes=modes, server=None, policy=policy)

@@ -684,3 +684,32 @@ def test_gateway_retries_keep_the_policy_of_the_call() -> None:
     ref.current = policy_with(all_blocked_round="fail")
     again = m({**input_required("s", bad=PASSWORD).obj, "id": out.retry["id"]})
     assert enforcer.server_message(ctx, again).retry is not None  # still "retry"
+
+
+# -- slow decisions are marked, never failed ---------------------------------------------------
+
+
+def test_a_slow_decision_is_marked_and_counted_but_decided_normally() -> None:
+    from gateway.metrics import Metrics
+
+    fast_policy = parse_policy(b"version: 1\nlimits: {slow_decision_ms: 10000}\n", "fast.yaml")
+    slow_policy = parse_policy(b"version: 1\nlimits: {slow_decision_ms: 0.000001}\n", "slow.yaml")
+    form = {
+        "mode": "form",
+        "message": "Sign in again",
+        "requestedSchema": {"type": "object", "properties": {"password": {"type": "string"}}},
+    }
+    outcomes = []
+    for policy in (fast_policy, slow_policy):
+        enforcer, audit = make(policy)
+        outcome = enforcer.server_message(handshake(), elicit(form))
+        [record] = [r for r in audit.records if r["event"] == "elicitation.decision"]
+        outcomes.append((outcome.drop, record["action"], record["reasons"], record["slow"]))
+        metrics = Metrics()
+        metrics.record_audit(record)
+        slow_count = metrics.slow_decisions._value.get()
+        assert slow_count == (1.0 if record["slow"] else 0.0)
+    assert outcomes == [
+        (True, "block", ["secret-field"], False),
+        (True, "block", ["secret-field"], True),
+    ]

@@ -20,7 +20,9 @@ class Limits:
     max_url_length: int = 4_096
     max_query_params: int = 64
     decode_depth: int = 2  # nested percent/base64/hex decoding rounds
-    time_budget_ms: float = 50.0  # overrun → internal-error (block)
+    # Decisions slower than this are marked slow (audit line, metric); never failed: no clock
+    # takes part in a decision.
+    slow_decision_ms: float = 50.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,15 @@ The file format is documented key by key in docs/policies.md.
 
 from __future__ import annotations
 
-from gateway.policy.engine import decide, evaluate, warm_up
+from gateway.policy.engine import decide, evaluate, warm_policy, warm_up
 from gateway.policy.loader import Policy, load_policy, parse_policy
 
-__all__ = ["Policy", "decide", "evaluate", "load_policy", "parse_policy", "warm_up"]
+__all__ = [
+    "Policy",
+    "decide",
+    "evaluate",
+    "load_policy",
+    "parse_policy",
+    "warm_policy",
+    "warm_up",
+]

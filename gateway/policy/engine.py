@@ -8,14 +8,17 @@ Layers, cheap first; every applicable check runs so the audit shows every reason
    ``message``; any message: ``find_pii`` → ``pii-in-message``;
 3. decision — each finding's action is the policy's action for (reason, severity, server);
    the strictest wins; ``enforce: false`` marks the decision as not enforced (shadow mode);
-4. fail closed — an exception anywhere or an overrun of ``Limits.time_budget_ms`` is a block
-   with ``internal-error`` at ``$``. ``evaluate`` never raises.
+4. fail closed — an exception anywhere is a block with ``internal-error`` at ``$``.
+   ``evaluate`` never raises.
+
+Same input, same verdict: no clock takes part in a decision. The work per decision is bounded by
+the input limits (``Limits``) and linear-time matching (RE2, no backtracking patterns), not by a
+deadline, so a busy replica and an idle one decide alike. How long decisions take is measured by
+the caller (``Limits.slow_decision_ms`` marks slow ones in the audit line and a metric).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from gateway.detect.config import DetectConfig
@@ -24,11 +27,6 @@ from gateway.policy.envelope import check_envelope
 from gateway.policy.loader import Policy
 
 _INTERNAL = Finding(Reason.INTERNAL_ERROR, "$")
-
-
-class _BudgetExceeded(Exception):
-    """The time budget ran out between two layers."""
-
 
 _WARM_UP: tuple[dict[str, Any], ...] = (
     {
@@ -53,11 +51,10 @@ _warmed: set[DetectConfig] = set()
 def warm_up(cfg: DetectConfig | None = None) -> None:
     """Load every detector's data (lexicon, rules, PSL, confusables, phone metadata) once.
 
-    Loading takes a few hundred milliseconds, more than ``Limits.time_budget_ms``: without this,
-    the first decisions after start-up would overrun the budget and fail closed. ``evaluate``
-    calls it on first use of each configuration (per-configuration indexes, e.g. of protected
-    domains, are built here too); a server calls it after loading a policy, for every
-    ``policy.detect_config(server)``, so that no request pays for it.
+    Loading takes a few hundred milliseconds: without this, the first decisions after start-up
+    would be slow. ``evaluate`` calls it on first use of each configuration (per-configuration
+    indexes, e.g. of protected domains, are built here too); :func:`warm_policy` runs it for
+    every configuration of a policy before that policy takes traffic, so no request pays for it.
     """
     cfg = cfg or DetectConfig()
     for params in _WARM_UP:
@@ -67,6 +64,15 @@ def warm_up(cfg: DetectConfig | None = None) -> None:
             _form(params, cfg)
         _pii(params["message"])
     _warmed.add(cfg)
+
+
+def warm_policy(policy: Policy) -> None:
+    """Warm every detection configuration of ``policy`` (global and per server): called before a
+    listener starts and before a reloaded policy is swapped in."""
+    for server in (None, *policy.servers):
+        cfg = policy.detect_config(server)
+        if cfg not in _warmed:
+            warm_up(cfg)
 
 
 def evaluate(params: Any, *, modes: frozenset[str], server: str | None, policy: Policy) -> Decision:
@@ -97,18 +103,7 @@ def _decide(findings: list[Finding], policy: Policy, server: str | None) -> Deci
 
 
 def _findings(params: Any, modes: frozenset[str], cfg: DetectConfig) -> list[Finding]:
-    limits = cfg.limits
-    deadline = time.perf_counter() + limits.time_budget_ms / 1000.0
-
-    def run(step: Callable[[], list[Finding]]) -> list[Finding]:
-        if time.perf_counter() > deadline:
-            raise _BudgetExceeded
-        found = step()
-        if time.perf_counter() > deadline:
-            raise _BudgetExceeded
-        return found
-
-    envelope = check_envelope(params, limits)
+    envelope = check_envelope(params, cfg.limits)
     findings = list(envelope.findings)
     if envelope.mode is None:
         return findings  # oversize, not an object, or an unknown mode: nothing else can run
@@ -116,16 +111,10 @@ def _findings(params: Any, modes: frozenset[str], cfg: DetectConfig) -> list[Fin
         findings.append(Finding(Reason.MODE_NOT_DECLARED, "$.mode", detail=envelope.mode))
     if not envelope.inspectable:
         return findings
-    try:
-        if envelope.mode == "form":
-            findings += run(lambda: _form(params, cfg))
-        else:
-            findings += run(lambda: _url(params, cfg))
-        message = params.get("message")
-        if isinstance(message, str):
-            findings += run(lambda: _pii(message))
-    except _BudgetExceeded:
-        findings.append(_INTERNAL)
+    findings += _form(params, cfg) if envelope.mode == "form" else _url(params, cfg)
+    message = params.get("message")
+    if isinstance(message, str):
+        findings += _pii(message)
     return findings
 
 

@@ -249,7 +249,7 @@ def _detect_config(
         max_url_length=lim.max_url_length,
         max_query_params=lim.max_query_params,
         decode_depth=lim.decode_depth,
-        time_budget_ms=float(lim.time_budget_ms),
+        slow_decision_ms=float(lim.slow_decision_ms),
     )
     terms = spec.form.extra_terms
     extra = server.extra_terms if server else TermsSpec()

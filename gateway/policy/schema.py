@@ -23,6 +23,7 @@ from pydantic import (
     StrictFloat,
     StrictInt,
     StrictStr,
+    model_validator,
 )
 
 from gateway.detect.findings import Reason
@@ -117,7 +118,20 @@ class LimitsSpec(_Strict):
     max_url_length: Annotated[StrictInt, Field(ge=64, le=1_048_576)] = 4_096
     max_query_params: Annotated[StrictInt, Field(ge=1, le=10_000)] = 64
     decode_depth: Annotated[StrictInt, Field(ge=0, le=5)] = 2
-    time_budget_ms: Annotated[StrictFloat | StrictInt, Field(gt=0, le=10_000)] = 50.0
+    slow_decision_ms: Annotated[StrictFloat | StrictInt, Field(gt=0, le=10_000)] = 50.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_budget(cls, data: Any) -> Any:
+        """``time_budget_ms``, the old name: until 2026-12 it was a wall-clock budget whose
+        overrun blocked; no clock takes part in a decision any more (same input, same verdict),
+        so an old file's value only marks slow decisions now."""
+        if isinstance(data, dict) and "time_budget_ms" in data:
+            if "slow_decision_ms" in data:
+                raise ValueError("give slow_decision_ms only (time_budget_ms is its old name)")
+            data = {**data, "slow_decision_ms": data["time_budget_ms"]}
+            del data["time_budget_ms"]
+        return data
 
 
 class TermsSpec(_Strict):

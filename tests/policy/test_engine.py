@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gateway.detect.findings import Action, Finding, Reason, Severity
+from gateway.errors import PolicyError
 from gateway.policy import engine
 from gateway.policy.engine import decide, evaluate
 from gateway.policy.loader import Policy, load_policy, parse_policy
@@ -141,11 +142,20 @@ def test_detector_exception_blocks(default: Policy, monkeypatch: pytest.MonkeyPa
     assert [(f.reason, f.path) for f in d.findings] == [(Reason.INTERNAL_ERROR, "$")]
 
 
-def test_time_budget_overrun_blocks() -> None:
-    tiny = parse_policy(b"version: 1\nlimits: {time_budget_ms: 0.000001}\n")
-    d = evaluate(_form("Your name?", name={"type": "string"}), modes=BOTH, server=None, policy=tiny)
-    assert d.action is Action.BLOCK
-    assert Reason.INTERNAL_ERROR in {f.reason for f in d.findings}
+def test_no_clock_takes_part_in_a_decision() -> None:
+    """A slow-decision threshold far below any real decision time changes nothing: the verdict
+    is the same as under the default (issue 10: same input, same verdict under any load)."""
+    tiny = parse_policy(b"version: 1\nlimits: {slow_decision_ms: 0.000001}\n")
+    default = parse_policy(b"version: 1\n")
+    for params in (
+        _form("Your name?", name={"type": "string"}),
+        _form("Sign in again", password={"type": "string"}),
+        _url("https://example.org/connect"),
+    ):
+        fast = evaluate(params, modes=BOTH, server=None, policy=default)
+        slow = evaluate(params, modes=BOTH, server=None, policy=tiny)
+        assert (slow.action, slow.findings) == (fast.action, fast.findings)
+        assert Reason.INTERNAL_ERROR not in {f.reason for f in slow.findings}
 
 
 def test_internal_error_blocks_even_if_shadowed() -> None:
@@ -260,10 +270,10 @@ def _elicitations(draw: st.DrawFn) -> Any:
 @given(_elicitations(), st.sets(st.sampled_from(["form", "url"])))
 def test_evaluate_never_raises(params: Any, modes: set[str]) -> None:
     policy = load_policy(POLICIES / "default.yaml")
-    start = time.perf_counter()
     d = evaluate(params, modes=frozenset(modes), server=None, policy=policy)
-    assert time.perf_counter() - start < 1.0
     assert d.action in set(Action)
+    # internal-error means a detector raised: a bug, never a verdict on a request.
+    assert Reason.INTERNAL_ERROR not in {f.reason for f in d.findings}
     if d.action is Action.ALLOW:
         assert all(policy.action_for(f.reason, f.severity) is Action.ALLOW for f in d.findings)
 
@@ -287,9 +297,15 @@ def test_adversarial_inputs_are_bounded(params: Any, default: Policy) -> None:
     assert d.action is not Action.ALLOW
 
 
-def test_first_decision_of_a_new_configuration_is_not_a_budget_overrun() -> None:
-    """Per-configuration indexes (protected domains) are built by warm_up, outside the budget."""
-    text = b"version: 1\nurl:\n  protected_domains: [mybank-example.com]\nlimits: {time_budget_ms: 50}\n"
+def test_time_budget_ms_is_read_as_the_old_name_of_slow_decision_ms() -> None:
+    policy = parse_policy(b"version: 1\nlimits: {time_budget_ms: 7}\n")
+    assert policy.detect_config().limits.slow_decision_ms == 7.0
+    with pytest.raises(PolicyError, match=r"limits: give slow_decision_ms only"):
+        parse_policy(b"version: 1\nlimits: {time_budget_ms: 7, slow_decision_ms: 3}\n")
+
+
+def test_first_decision_of_a_new_configuration_is_decided_normally() -> None:
+    text = b"version: 1\nurl:\n  protected_domains: [mybank-example.com]\n"
     policy = parse_policy(text)
     d = evaluate(_url("https://example.org/connect"), modes=BOTH, server=None, policy=policy)
     assert Reason.INTERNAL_ERROR not in {f.reason for f in d.findings}

@@ -143,9 +143,9 @@ url:
 
 
 def test_limits_compile() -> None:
-    limits = parse_policy(b"version: 1\nlimits: {max_bytes: 1024, time_budget_ms: 5}\n")
+    limits = parse_policy(b"version: 1\nlimits: {max_bytes: 1024, slow_decision_ms: 5}\n")
     assert limits.detect_config().limits.max_bytes == 1024
-    assert limits.detect_config().limits.time_budget_ms == 5.0
+    assert limits.detect_config().limits.slow_decision_ms == 5.0
 
 
 def test_enforcement_section_defaults() -> None:
