@@ -426,12 +426,15 @@ def report(
         return sum(1 for t, _ in probe.failures if p.start <= t <= p.end)
 
     load = os.getloadavg()
+    again = [p for p in phases if p.name == "combined again"]
+    first = [p for p in phases if p.name == "combined"]
     lines = [
         "# Slowloris, slow bodies, connection flood",
         "",
         f"`.venv/bin/python bench/slowloris.py{' --quick' if args.quick else ''}` — "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.machine()}, "
-        f"{os.cpu_count()} cores, load {load[0]:.1f} at the end. Gateway: `serve --workers 1`, "
+        f"{os.cpu_count()} cores, load {args.load_at_start:.1f} at the start and {load[0]:.1f} at "
+        "the end (other processes included). Gateway: `serve --workers 1`, "
         "default client timeouts (header 10 s, body 30 s, keep-alive 75 s) and connection cap "
         "(4,096), pinned to core 1; upstream, attackers and probe on core 0.",
         "",
@@ -511,9 +514,17 @@ def report(
         for line in metrics.splitlines()
         if line.startswith(("gateway_connections_closed_total", "gateway_connections_open"))
     ]
+    if again and first:
+        lines += [
+            "",
+            f"Memory: the second combined attack moved RSS from {first[0].rss_after / 1024:.1f} "
+            f"to {again[0].rss_after / 1024:.1f} MiB: what stays after an attack is the "
+            "allocator's high-water mark for the connections open at its peak, reused by the next "
+            "attack, not memory that grows with each one. It is not returned to the system.",
+        ]
     lines += [
         "",
-        "Gateway metrics at the end of the run:",
+        "Gateway metrics at the end of the run (`over-capacity` counts refusals):",
         "",
         "```",
         *closed,
@@ -549,6 +560,7 @@ def main(argv: list[str] | None = None) -> int:
         summary = asyncio.run(attack(args.attack, args.port, args.connections, args.duration))
         print(json.dumps(summary))
         return 0
+    args.load_at_start = os.getloadavg()[0]
     text = asyncio.run(bench(args))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")

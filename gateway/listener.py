@@ -39,8 +39,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import resource
 import socket
+from collections import deque
 from collections.abc import Awaitable, Callable
 from enum import Enum
 from typing import Any, Final, cast
@@ -81,6 +83,7 @@ _HEADER_TIMEOUT_RESPONSE: Final = (
 # to be accepted (and refused above the cap) rather than have their SYNs dropped and retried.
 BACKLOG: Final = 1024
 ACCEPT_BATCH: Final = 32  # connections accepted per turn of the event loop, at most
+EXPIRY_BATCH: Final = 32  # connections closed on a timeout per turn of the event loop, at most
 
 
 class BodyTimeout(TimeoutError):
@@ -112,6 +115,8 @@ class ConnectionGuard:
         self.open = 0  # connections accepted and not refused, not yet lost
         self._metrics = metrics
         self._connections: dict[asyncio.BaseTransport, _Connection] = {}
+        self._due: deque[Callable[[], None]] = deque()
+        self._reaping = False
         self._log = get_logger("gateway.listener")
 
     @classmethod
@@ -146,6 +151,24 @@ class ConnectionGuard:
     def _opened(self, conn: _Connection, transport: asyncio.BaseTransport) -> None:
         self._connections[transport] = conn
 
+    def defer(self, work: Callable[[], None]) -> None:
+        """Run ``work`` (an expiry) soon, at most ``EXPIRY_BATCH`` per turn of the loop: a
+        thousand connections whose timers ran out together are closed over a few turns, with
+        the requests in flight served in between, instead of in one long stall."""
+        self._due.append(work)
+        if not self._reaping:
+            self._reaping = True
+            asyncio.get_running_loop().call_soon(self._reap)
+
+    def _reap(self) -> None:
+        due = self._due
+        for _ in range(min(EXPIRY_BATCH, len(due))):
+            due.popleft()()
+        if due:
+            asyncio.get_running_loop().call_soon(self._reap)
+        else:
+            self._reaping = False
+
     def close_unstarted(self) -> None:
         for conn in list(self._connections.values()):
             conn.close_if_unstarted()
@@ -168,7 +191,7 @@ class ConnectionGuard:
         expired: list[bool] = []
         if not content.is_eof():
             timer = asyncio.get_running_loop().call_later(
-                self.body_timeout, _expire_body, content, expired
+                self.body_timeout, self.defer, functools.partial(_expire_body, content, expired)
             )
         try:
             response = await handler(request)
@@ -214,6 +237,7 @@ class _Connection(asyncio.Protocol):
 
     __slots__ = (
         "_content",
+        "_generation",
         "_guard",
         "_head_bytes",
         "_inner",
@@ -236,6 +260,7 @@ class _Connection(asyncio.Protocol):
         self._content: StreamReader | None = None  # the body of the request being served
         self._next_head = False  # bytes of the next request arrived while one was served
         self._lost = False
+        self._generation = 0  # which arming of the timer is current
 
     # -- asyncio.Protocol -----------------------------------------------------------------------
 
@@ -321,14 +346,19 @@ class _Connection(asyncio.Protocol):
         self._cancel()
         transport = self._transport
         if transport is not None and not transport.is_closing():
-            self._timer = asyncio.get_running_loop().call_later(delay, self._expire)
+            self._timer = asyncio.get_running_loop().call_later(
+                delay, self._guard.defer, functools.partial(self._expire, self._generation)
+            )
 
     def _cancel(self) -> None:
+        self._generation += 1
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
-    def _expire(self) -> None:
+    def _expire(self, generation: int) -> None:
+        if generation != self._generation:
+            return  # re-armed (or cancelled) after this expiry was queued
         self._timer = None
         transport, inner = self._transport, self._inner
         if transport is None or self._state is _State.BUSY:

@@ -170,6 +170,20 @@ async def test_a_head_sent_one_byte_at_a_time_is_cut_off_at_the_header_timeout()
         assert gw.upstream_calls == []
 
 
+async def test_many_heads_timing_out_together_are_all_closed() -> None:
+    """Expiries are handled a batch per turn of the loop: every one of them still happens."""
+    async with gateway(header=SHORT) as gw:
+        pairs = await asyncio.gather(*(gw.connect() for _ in range(150)))
+        for _, writer in pairs:
+            writer.write(b"GET /healthz HTTP/1.1\r\n")
+        answers = await asyncio.gather(*(read_until_closed(r) for r, _ in pairs))
+        assert all(a.startswith(b"HTTP/1.1 408 ") for a in answers)
+        for _, writer in pairs:
+            writer.close()
+        await gw.wait_open(0)
+        assert await gw.metric("gateway_connections_closed_total", reason="header-timeout") == 150
+
+
 async def test_a_connection_that_sends_nothing_is_closed_after_the_header_timeout() -> None:
     async with gateway(header=SHORT) as gw:
         reader, writer = await gw.connect()
