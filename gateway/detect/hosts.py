@@ -44,6 +44,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Final
 
 import idna
+import re2
 import regex
 
 from gateway.detect.findings import Finding, Reason, Severity
@@ -73,7 +74,50 @@ _ALLOWED_MIXES: Final = (
     frozenset({"Latin", "Han", "Hangul"}),
 )
 _IGNORED_SCRIPTS: Final = frozenset({"Common", "Inherited"})
-_ASCII_FOLD: Final = str.maketrans({"0": "o", "1": "l", "3": "e", "5": "s"})
+_ASCII_FOLD: Final = str.maketrans(
+    {"0": "o", "1": "l", "i": "l", "|": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b"}
+)
+# Top-level domains cheap to register and favoured for throw-away phishing hosts.
+_RISKY_TLDS: Final = frozenset(
+    {"app", "dev", "zip", "mov", "top", "xyz", "site", "online", "live", "click", "help", "shop",
+     "info", "icu", "buzz", "cyou", "rest", "work", "support", "link", "today", "life", "world",
+     "club", "vip", "win", "bid", "loan", "men", "date", "review", "stream", "download", "racing",
+     "xin", "ltd", "tk", "ml", "ga", "cf", "gq", "pw", "su", "cam", "monster", "sbs", "cfd",
+     "quest", "bond", "beauty", "hair", "skin", "makeup", "lol", "mom", "best", "fun", "space",
+     "website", "store", "tech", "host", "press", "fit", "uno", "mobi", "page", "digital",
+     "services", "security", "secure", "login", "account", "accountant", "bank", "pay", "money",
+     "finance", "cash", "claims", "gift", "gifts", "promo", "ws", "cc", "ink", "network",
+     "center", "email", "group", "solutions", "systems", "one", "run", "box", "wiki", "social"}
+)  # fmt: skip
+# Words that phishing hosts add to a brand (any language): log-in, security, account, delivery.
+_PHISHY_WORDS: Final = frozenset(
+    {"login", "log", "signin", "signon", "sign", "logon", "secure", "security", "sicherheit",
+     "seguranca", "seguridad", "securite", "sicurezza", "verify", "verification", "verificatie",
+     "verificacion", "verifica", "verifizierung", "validate", "validation", "confirm",
+     "confirmation", "account", "accounts", "konto", "cuenta", "conta", "compte", "akun",
+     "update", "updates", "aktualisierung", "atualizacao", "actualizacion", "kyc", "auth",
+     "oauth", "oauth2", "sso", "billing", "invoice", "payment", "payments", "pagos", "pago",
+     "pagamento", "wallet", "refund", "refunds", "rembourse", "remboursement", "erstattung",
+     "iade", "bonus", "reward", "rewards", "promo", "gift", "gifts", "prize", "claim", "unlock",
+     "unblock", "recover", "recovery", "restore", "alert", "alerts", "notice", "support",
+     "helpdesk", "customer", "customers", "clientes", "cliente", "kunden", "client", "service",
+     "services", "online", "portal", "session", "check", "reset", "password", "tracking",
+     "track", "parcel", "delivery", "redelivery", "redeliver", "shipment", "colis", "paket",
+     "paczka", "envio", "pacco", "cartao", "netbanking", "netbank", "ebanking", "banking",
+     "mobilebanking", "id", "identity", "kimlik", "giris", "dogrulama", "aadhaar", "tax",
+     "voucher", "hadiah", "undian", "kompensaciya", "vyplata", "suspended", "locked", "blocked",
+     "activate", "activation", "device", "devices", "otp", "2fa", "mfa", "token", "unusual",
+     "case", "appeal", "dispute", "fee", "fees", "free", "offer", "sale", "deal", "lucky"}
+)  # fmt: skip
+# Characters that look like a URL separator (slash, dot, colon, at, question mark) inside a host
+# label: ``paypal.com∕webapps.evil.io`` reads as the brand's host followed by a path.
+_FAKE_SEPARATORS: Final = frozenset(
+    "\u2215\u2044\u29f8\u2571\uff0f\u2cc6\u3033\u30ce\u4e3f\u2f03\u27cb\u29f5\u2216"
+    "\ufe68\uff3c\u2572\u2024\u2027\u00b7\u0701\u0702\u2e31\ua60e\u06d4\u066b\uff61"
+    "\u3002\uff0e\ufe52\u2e33\u02d0\ua789\u2236\uff1a\ufe55\uff20\ufe6b\uff1f\u0294"
+    "\u2039\u203a\u2063\u01c0\u05c0\u2223\u2758"
+)
+_TOKEN_SPLIT: Final = re.compile(r"[.\-]+")
 _MIN_BRAND_LEN: Final = 4  # protected labels shorter than this only match as whole domains
 _MIN_SUBSTRING_LEN: Final = 6  # "securepaypal" style matches need a distinctive brand
 _MIN_EDIT_LEN: Final = 6  # Damerau distance 1 only for brands at least this long
@@ -203,53 +247,118 @@ def _label_of(domain: str) -> str:
     return domain[: -len(suffix) - 1] if suffix and domain.endswith("." + suffix) else domain
 
 
+@functools.cache
+def _brand_rows() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
+    """(names, own domains) per line of ``gateway/data/brands.txt``."""
+    text = resources.files("gateway").joinpath("data", "brands.txt").read_text("utf-8")
+    rows: list[tuple[tuple[str, ...], tuple[str, ...]]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or ":" not in line:
+            continue
+        names, _, domains = line.partition(":")
+        rows.append(
+            (
+                tuple(n.strip().lower() for n in names.split(",") if n.strip()),
+                tuple(d.strip().lower() for d in domains.split() if d.strip()),
+            )
+        )
+    return tuple(rows)
+
+
+# Letters a reader confuses (substitutions that make a one-edit look-alike convincing).
+_VISUAL_PAIRS: Final = frozenset(
+    frozenset(p)
+    for p in ("il", "lj", "ij", "mn", "nh", "uv", "vy", "oa", "oe", "ce", "ea", "gq", "oc",
+              "bd", "pq", "rn", "ft", "tl", "hb", "kx", "sz")
+)  # fmt: skip
+
+
 class _Index:
-    """Lookup tables over the protected domains, built once per distinct configuration."""
+    """Lookup tables over the protected domains and brands, built once per configuration."""
 
     def __init__(self, domains: frozenset[str]) -> None:
-        self.domains = domains
+        rows = _brand_rows()
+        own: dict[str, int] = {}
+        names: dict[str, tuple[int, bool]] = {}  # name → (brand id, generic word)
+        for brand, (brand_names, brand_domains) in enumerate(rows):
+            for d in brand_domains:
+                own.setdefault(d, brand)
+            for raw in brand_names:
+                generic = raw.startswith("?")
+                name = raw.lstrip("?")
+                if name and (name not in names or not generic):
+                    names[name] = (brand, generic or len(name) <= 3)
+        all_domains = domains | frozenset(own)
+        next_id = len(rows)
+        for d in sorted(all_domains):
+            if d not in own:
+                own[d] = next_id
+                next_id += 1
+        self.domains = all_domains
+        self.own = own
+        self.names = names
+        self.folded_names: dict[str, int] = {}
+        for name, (brand, _) in names.items():
+            if len(name) >= _MIN_BRAND_LEN:
+                self.folded_names.setdefault(_fold(name), brand)
         self.skeletons: dict[str, str] = {}  # skeleton of the whole domain → domain
         self.label_skeletons: dict[str, str] = {}  # skeleton of the brand label → domain
         self.brands: dict[str, str] = {}  # folded brand label → domain
         self.deletes: dict[str, set[str]] = {}  # brand minus one character → brands
-        for domain in sorted(domains):
+        for domain in sorted(all_domains):
             label = _label_of(domain)
             self.skeletons.setdefault(skeleton(domain), domain)
-            if len(label) < _MIN_BRAND_LEN:
+            if len(label) < _MIN_BRAND_LEN or "." in label:
                 continue
             self.label_skeletons.setdefault(skeleton(label), domain)
             folded = _fold(label)
             self.brands.setdefault(folded, domain)
+        for name, (_, generic) in names.items():
+            if not generic and len(name) >= _MIN_EDIT_LEN:
+                self.brands.setdefault(_fold(name), "")
+        for folded in self.brands:
             if len(folded) >= _MIN_EDIT_LEN:
                 for i in range(len(folded)):
                     self.deletes.setdefault(folded[:i] + folded[i + 1 :], set()).add(folded)
+        long_names = sorted(
+            {_fold(n) for n, (_, g) in names.items() if not g and len(n) >= _MIN_SUBSTRING_LEN},
+            key=len,
+            reverse=True,
+        )
+        self._long_names = re2.compile("|".join(re.escape(b) for b in long_names) or "(?!)")
 
-        long_brands = sorted((b for b in self.brands if len(b) >= _MIN_SUBSTRING_LEN), key=len)
-        self._long_brands = re.compile("|".join(re.escape(b) for b in reversed(long_brands)))
+    def brand_of(self, domain: str) -> int | None:
+        return self.own.get(domain)
 
-    def contains_brand(self, word: str) -> bool:
-        """True if a distinctive (long) brand occurs inside ``word`` (``securepaypal``)."""
-        return bool(self._long_brands.pattern) and self._long_brands.search(word) is not None
+    def contains_name(self, word: str) -> str | None:
+        """A distinctive (long) brand name inside ``word`` (``securepaypal``), folded."""
+        m = self._long_names.search(word)
+        return None if m is None else str(m.group())
 
-    def within_one_edit(self, word: str) -> bool:
-        """True if a protected brand is at Damerau distance exactly 1 from ``word`` (one
-        substitution, insertion, deletion or adjacent swap), by delete-neighbourhood lookups."""
-        if len(word) > 64 or word in self.brands:
-            return False
+    def one_edit(self, word: str) -> str | None:
+        """``"visual"`` when a protected brand is one convincing edit away from ``word`` (a dropped
+        or doubled letter, an adjacent swap, a look-alike letter), ``"other"`` for any other single
+        substitution, None otherwise (delete-neighbourhood lookups, no scan of the brands)."""
+        if len(word) > 64 or len(word) < _MIN_EDIT_LEN - 1 or word in self.brands:
+            return None
         if word in self.deletes:
-            return True  # word is a brand with one character missing
+            return "visual"  # word is a brand with one character missing
+        other = False
         for i in range(len(word)):
             shorter = word[:i] + word[i + 1 :]
             if len(shorter) >= _MIN_EDIT_LEN and shorter in self.brands:
-                return True  # one extra character
+                return "visual"  # one extra character
             for brand in self.deletes.get(shorter, ()):
                 if len(brand) == len(word) and brand[:i] + brand[i + 1 :] == shorter:
-                    return True  # one substituted character
+                    if frozenset((brand[i], word[i])) in _VISUAL_PAIRS:
+                        return "visual"
+                    other = True
             if i + 1 < len(word):
                 swapped = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
                 if len(swapped) >= _MIN_EDIT_LEN and swapped in self.brands:
-                    return True
-        return False
+                    return "visual"
+        return "other" if other else None
 
 
 @functools.lru_cache(maxsize=32)
@@ -354,34 +463,108 @@ def _skeleton_match(ulabel_domain: str, index: _Index) -> str | None:
     return None
 
 
-def _typosquat(host: str, domain: str, index: _Index) -> str | None:
-    """Detail label of an ASCII typosquat of a protected domain, or None."""
+def _embedded_domain(host: str, domain: str, index: _Index) -> bool:
+    """A protected domain written inside another host: ``paypal.com.evil.net``,
+    ``login-chase.com.x.net``, ``www.apple.com-icloud.help``, ``my-paypal.com``. A parent domain
+    of the host (``octocat.github.io`` under ``github.io``) is not embedded."""
+    starts = [0] + [i + 1 for i, c in enumerate(host) if c in ".-"]
+    for start in starts[:32]:
+        dots = 0
+        for end in range(start, min(len(host), start + 80) + 1):
+            if end < len(host) and host[end] not in ".-":
+                continue
+            candidate = host[start:end]
+            if end == len(host):
+                if candidate in index.domains and candidate != domain and host[start - 1] == "-":
+                    return True
+                break
+            if host[end] == ".":
+                dots += 1
+            if candidate in index.domains and "." in candidate and candidate != domain:
+                return True
+            if dots > 4:
+                break
+    return False
+
+
+_DIGIT_FOLD: Final = str.maketrans("0135", "oles")
+
+
+def _digit_fold(token: str) -> str:
+    return token.translate(_DIGIT_FOLD)
+
+
+def _name_matches(tokens: list[str], index: _Index) -> list[tuple[str, bool]]:
+    """(detail, generic) for each brand name found among host tokens (joined neighbours too)."""
+    out: list[tuple[str, bool]] = []
+    n = len(tokens)
+    for i in range(n):
+        for j in range(i + 1, min(n, i + 3) + 1):
+            word = "".join(tokens[i:j])
+            if not word:
+                continue
+            hit = index.names.get(word)
+            if hit is not None:
+                out.append(("brand-name", hit[1]))
+                continue
+            if j - i > 1:
+                continue
+            folded = _fold(word)
+            if len(word) >= _MIN_BRAND_LEN and folded in index.folded_names:
+                out.append(("ascii-lookalike", False))
+                continue
+            if any(c.isdigit() for c in word):
+                for variant in (_digit_fold(word), _digit_fold(word.replace("1", "i"))):
+                    if variant != word and variant in index.names:
+                        out.append(("ascii-lookalike", False))
+                        break
+            if len(word) > _MIN_SUBSTRING_LEN and index.contains_name(folded) is not None:
+                out.append(("brand-name", False))
+    return out
+
+
+def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bool]]:
+    """(detail, high) for every way the host borrows a protected brand. High: the host is not the
+    brand's and reads as it (a look-alike, a brand domain or name inside it with a sign of
+    phishing); low: a lone resemblance (an unrelated word one letter off a brand)."""
     label = _label_of(domain)
+    suffix = domain[len(label) + 1 :]
+    tld = suffix.rsplit(".", 1)[-1]
+    rest = host[: -len(suffix) - 1] if host.endswith("." + suffix) else host
+    tokens = [t for t in _TOKEN_SPLIT.split(rest) if t]
+    label_tokens = [t for t in label.split("-") if t]
+    risky = tld in _RISKY_TLDS
+    phishy = any(t in _PHISHY_WORDS for t in tokens)
+    out: list[tuple[str, bool]] = []
+    embedded = _embedded_domain(host, domain, index)
+    if embedded:
+        out.append(("brand-domain-embedded", True))
     folded = _fold(label)
     hit = index.skeletons.get(skeleton(domain)) or index.brands.get(folded)
-    if hit is not None and hit != domain:
-        return "lookalike"
-    dehyphen = folded.replace("-", "")
-    if dehyphen != folded and dehyphen in index.brands:
-        return "hyphenated"
-    tokens = [t for t in folded.split("-") if t]
-    if len(tokens) > 1 and any(t in index.brands for t in tokens):
-        return "added-words"
-    if len(folded) > _MIN_SUBSTRING_LEN and index.contains_brand(dehyphen):
-        return "added-words"
-    if index.within_one_edit(folded):
-        return "edit-distance"
-    sub = host[: -len(domain)].rstrip(".") if host.endswith("." + domain) else ""
-    if not sub:
-        return None
-    parts = sub.split(".")
-    for i in range(len(parts)):  # a whole protected domain: paypal.com.evil.net
-        for j in range(i + 2, min(len(parts), i + 4) + 1):
-            if ".".join(parts[i:j]) in index.domains:
-                return "brand-in-subdomain"
-    if any(len(p) >= _MIN_SUBSTRING_LEN and _fold(p) in index.brands for p in parts):
-        return "brand-in-subdomain"  # a distinctive brand label: login.paypal.verify.xyz
-    return None
+    if hit and hit != domain:
+        if _label_of(hit) != label:
+            out.append(("ascii-lookalike", True))
+        else:
+            out.append(("other-suffix", risky or phishy))
+    sign = risky or phishy or embedded
+    for detail, generic in _name_matches(label_tokens, index):
+        out.append((detail, sign or not generic))
+    sub_tokens = tokens[: len(tokens) - len(label_tokens)]
+    if sign:  # a brand word as a subdomain label (github.acme-corp.com) alone is no phishing
+        out.extend((detail, True) for detail, _ in _name_matches(sub_tokens, index))
+    if not out and len(label_tokens) == 1 and len(folded) >= _MIN_EDIT_LEN - 1:
+        edit = index.one_edit(folded)
+        if edit is not None:
+            out.append(("edit-distance", edit == "visual"))
+    if not out:
+        for token in label_tokens:
+            if len(token) >= _MIN_EDIT_LEN and index.one_edit(_fold(token)) == "visual":
+                out.append(("edit-distance", sign))
+                break
+    phishy_label = any(t in _PHISHY_WORDS for t in label_tokens)
+    if not out and risky and len(label_tokens) > 1 and phishy_label:
+        out.append(("phishy-name", True))
+    return out
 
 
 def _allowed(host: str, domain: str | None, allowed: frozenset[str]) -> bool:
@@ -396,6 +579,8 @@ def _name_findings(host: str, raw_host: str, domain: str | None, cfg: UrlConfig)
         out.append(Finding(Reason.INVISIBLE_CHARS, PATH, Severity.HIGH, "host"))
     elif not _raw_matches(raw_host, host, shown_host):
         out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, "host-mismatch"))
+    if any(c in _FAKE_SEPARATORS for c in raw_host + shown_host):
+        out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, "fake-separator"))
     index = _index(cfg.protected_domains)
     trusted = domain is not None and (domain in cfg.trusted_domains or domain in index.domains)
     if unicode_host is None and "xn--" in host:
@@ -411,9 +596,11 @@ def _name_findings(host: str, raw_host: str, domain: str | None, cfg: UrlConfig)
     if is_idn and not trusted:
         out.append(Finding(Reason.IDN_HOST, PATH, Severity.LOW, "punycode"))
     if not is_idn and domain is not None and not trusted:
-        detail = _typosquat(host.rstrip("."), domain, index)
-        if detail is not None:
-            out.append(Finding(Reason.TYPOSQUAT, PATH, Severity.LOW, detail))
+        for detail, high in _brand_findings(host.rstrip("."), domain, index):
+            if high:
+                out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, detail))
+            else:
+                out.append(Finding(Reason.TYPOSQUAT, PATH, Severity.LOW, detail))
     return out
 
 

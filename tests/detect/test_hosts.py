@@ -235,7 +235,7 @@ def test_japanese_mixing_latin_is_allowed() -> None:
 def test_protected_domain_from_policy() -> None:
     cfg = UrlConfig(protected_domains=frozenset({"acmebank.com"}))
     assert (Reason.CONFUSABLE_HOST.value, "skeleton-match") in summary(check("асmebank.com", cfg))
-    assert (Reason.TYPOSQUAT.value, "lookalike") in summary(check("acrnebank.com", cfg))
+    assert (Reason.CONFUSABLE_HOST.value, "ascii-lookalike") in summary(check("acrnebank.com", cfg))
     assert check("acmebank.com", cfg) == []
 
 
@@ -245,25 +245,45 @@ def test_protected_domain_from_policy() -> None:
 @pytest.mark.parametrize(
     ("raw", "detail"),
     [
-        ("paypa1.com", "lookalike"),  # 1 → l
-        ("g00gle.com", "lookalike"),  # 0 → o
-        ("rnicrosoft.com", "lookalike"),  # rn → m
-        ("arnazon.com", "lookalike"),
-        ("paypal.xyz", "lookalike"),  # same brand, other suffix
-        ("pay-pal.com", "hyphenated"),
-        ("paypal-login.com", "added-words"),
-        ("secure-paypal-verify.net", "added-words"),
-        ("securepaypal.com", "added-words"),
+        ("paypa1.com", "ascii-lookalike"),  # 1 → l
+        ("g00gle.com", "ascii-lookalike"),  # 0 → o
+        ("rnicrosoft.com", "ascii-lookalike"),  # rn → m
+        ("arnazon.com", "ascii-lookalike"),
+        ("vvellsfargo.com", "ascii-lookalike"),  # vv → w
+        ("c1tibank.com", "ascii-lookalike"),  # 1 → i
+        ("paypal.xyz", "other-suffix"),  # same brand, a throw-away TLD
+        ("pay-pal.com", "brand-name"),
+        ("paypal-login.com", "brand-name"),
+        ("secure-paypal-verify.net", "brand-name"),
+        ("securepaypal.com", "brand-name"),
+        ("nubank-cartao.zip", "brand-name"),  # a brand beyond the old short list, new TLD
         ("paypla.com", "edit-distance"),  # swap
-        ("paxpal.com", "edit-distance"),  # substitution
-        ("paypa.com", "edit-distance"),  # deletion
-        ("coinbasse.com", "edit-distance"),  # insertion
-        ("paypal.com.evil.net", "brand-in-subdomain"),
-        ("login.paypal.secure-verify.xyz", "brand-in-subdomain"),
-        ("apple.com.account-check.net", "brand-in-subdomain"),
+        ("paypa.com", "edit-distance"),  # dropped letter
+        ("coinbasse.com", "edit-distance"),  # doubled letter
+        ("rakutem.com", "edit-distance"),  # look-alike letter (m for n)
+        ("paypal.com.evil.net", "brand-domain-embedded"),
+        ("login-chase.com.secure-id.net", "brand-domain-embedded"),
+        ("www.apple.com-icloud-support.help", "brand-domain-embedded"),
+        ("login.paypal.secure-verify.xyz", "brand-name"),
+        ("apple.com.account-check.net", "brand-domain-embedded"),
     ],
 )
-def test_typosquats_are_low(raw: str, detail: str) -> None:
+def test_brand_lookalikes_block(raw: str, detail: str) -> None:
+    """Issue 10: ASCII look-alikes and a brand's domain or name inside another domain block (they
+    only warned before)."""
+    found = check(raw)
+    assert Finding(Reason.CONFUSABLE_HOST, "$.url", Severity.HIGH, detail) in found
+    assert all(f.severity is Severity.HIGH for f in found)
+
+
+@pytest.mark.parametrize(
+    ("raw", "detail"),
+    [
+        ("paxpal.com", "edit-distance"),  # an arbitrary letter swapped: a resemblance, not a copy
+        ("booking-system.org", "brand-name"),  # a brand that is also a word, no sign of phishing
+    ],
+)
+def test_weak_resemblances_are_low(raw: str, detail: str) -> None:
     assert check(raw) == [Finding(Reason.TYPOSQUAT, "$.url", Severity.LOW, detail)]
 
 
