@@ -34,7 +34,7 @@ from gateway.detect.config import FormConfig, Limits
 from gateway.detect.findings import Finding, Reason, Severity, json_path
 from gateway.detect.lexicon import Category, Hits, Lexicon, lexicon_for
 from gateway.detect.links import link_kinds
-from gateway.detect.normalize import has_invisible
+from gateway.detect.normalize import has_invisible, words
 from gateway.detect.secrets import scan_secrets
 
 __all__ = ["check_form", "check_text"]
@@ -169,6 +169,8 @@ class _Field:
     value_entry: bool
     hits: tuple[Hits, ...]  # key, title, description
     name_hits: tuple[Hits, ...]  # key, title
+    title_hits: Hits | None  # the label the user reads: its negatives speak for the field
+    opaque: bool  # nothing in the key, title or description says what the field is for
 
     @property
     def allowed(self) -> bool:
@@ -183,12 +185,59 @@ class _Field:
     def generic(self) -> bool:
         return all(h.generic for h in self.name_hits)
 
+    @property
+    def postal(self) -> bool:
+        return any(h.postal for h in self.hits)
+
+
+_VOWELS = frozenset("aeiouy")
+
+
+def _opaque_token(tok: str) -> bool:
+    """A token of a key that names nothing: digits, one to three letters, hex, no vowels."""
+    if tok.isdigit() or len(tok) <= 3:
+        return True
+    if not tok.isascii():
+        return False
+    if all(c in "0123456789abcdef" for c in tok) and any(c.isdigit() for c in tok):
+        return True
+    return not any(c in _VOWELS for c in tok)
+
+
+def _says_nothing(text: object, hits: Hits | None) -> bool:
+    """A title or description that is absent, empty, punctuation or only generic words."""
+    if not isinstance(text, str):
+        return True
+    if not any(c.isalpha() for c in text):
+        return True
+    return hits is not None and hits.generic
+
+
+def _opaque_key(key: str, hits: Hits) -> bool:
+    if hits.generic:
+        return True
+    toks = words(key)
+    if not toks:
+        return True
+    digits = sum(c.isdigit() for c in key)
+    if len(key) >= 8 and digits * 4 >= len(key):  # random ids: "k0B86AT0rFn1n7E9", base64
+        return True
+    return all(_opaque_token(t) or t in ("field", "input", "param", "arg", "value") for t in toks)
+
 
 def _field(key: str, spec: Mapping[str, Any], lex: Lexicon) -> _Field:
     title, desc = spec.get("title"), spec.get("description")
-    name_hits = (lex.scan(key),) + ((lex.scan(title),) if isinstance(title, str) else ())
-    desc_hits = (lex.scan(desc),) if isinstance(desc, str) else ()
-    return _Field(key, spec, _is_value_entry(spec), name_hits + desc_hits, name_hits)
+    key_hits = lex.scan(key)
+    title_hits = lex.scan(title) if isinstance(title, str) else None
+    desc_hits = lex.scan(desc) if isinstance(desc, str) else None
+    name_hits = (key_hits,) + ((title_hits,) if title_hits is not None else ())
+    all_hits = name_hits + ((desc_hits,) if desc_hits is not None else ())
+    opaque = (
+        _opaque_key(key, key_hits)
+        and _says_nothing(title, title_hits)
+        and _says_nothing(desc, desc_hits)
+    )
+    return _Field(key, spec, _is_value_entry(spec), all_hits, name_hits, title_hits, opaque)
 
 
 def _structural(spec: Mapping[str, Any], key: str) -> str | None:
@@ -219,27 +268,106 @@ def _pick(lex: Lexicon, names: set[str]) -> Category | None:
     return next((c for c in lex.categories if c.name in names), None)
 
 
-def _classify(
-    f: _Field, lex: Lexicon, *, card_ok: bool, message: Category | None
-) -> tuple[Category, str] | None:
-    """The category of one value-entry field and a value-free detail label."""
+_NUMERIC = frozenset({"integer", "number"})
+# Categories whose secret can be a number the user types (a PIN, a code, a card number): a
+# setting word must sit in the field's own name or title to make such a field a setting.
+_NUMERIC_SECRETS = frozenset({"pin", "otp", "card_pin", "card_cvc", "card_number", "card_expiry"})
+
+
+def _numeric_setting(f: _Field, category: Category) -> bool:
+    """A number field *about* a secret (its length, count, validity in days, attempts...)."""
+    types = _types(f.spec)
+    if not types or not types <= _NUMERIC:
+        return False
+    if "default" in f.spec:
+        return True  # nobody has a default PIN: a number with a default is a setting
+    if category.name in _NUMERIC_SECRETS:
+        return any(h.setting for h in f.name_hits)
+    if any(h.setting for h in f.hits):
+        return True
+    maximum = f.spec.get("maximum")
+    return isinstance(maximum, int | float) and maximum < 1000
+
+
+def _names(f: _Field, *, card_ok: bool) -> set[str]:
+    """Categories the field's own texts name. A category the *title* negates ("Secret name",
+    "Bestellnummer (PO)") is not taken from the key or the description either: the title is what
+    the user reads. A title that names the category itself is never cancelled elsewhere."""
     names: set[str] = set()
     for h in f.hits:
         names |= h.strong | (h.gated if card_ok else frozenset())
+    if f.title_hits is not None and f.title_hits.negated:
+        names -= f.title_hits.negated
+    return names
+
+
+def _classify(
+    f: _Field, lex: Lexicon, *, card_ok: bool, message: Category | None, postal: bool
+) -> tuple[Category, str] | None:
+    """The category of one value-entry field and a value-free detail label."""
+    names = _names(f, card_ok=card_ok)
+    if postal and "pin" in names:
+        names.discard("pin")  # an Indian postal "PIN code" in an address form
     found = _pick(lex, names)
     structural = _structural(f.spec, f.key)
     if structural is not None and (found is None or found.severity < Severity.HIGH):
         return lex.category(structural), _structural_detail(f.spec, f.key)
     if found is not None:
+        if _numeric_setting(f, found):
+            return None
         return found, found.detail
-    if message is not None and f.generic:
-        return message, message.detail
+    if message is not None and (f.generic or f.opaque):
+        if postal and message.name == "pin":
+            return None
+        if _numeric_setting(f, message):
+            return None
+        return message, message.detail + ("-message" if f.opaque and not f.generic else "")
     digits = _short_digits(f.spec)
     if digits is not None and any(h.code_word and "otp" not in h.negated for h in f.hits):
         if card_ok and digits in (3, 4) and any(h.card_context for h in f.hits):
             return lex.category("card_cvc"), "digit-pattern"
         return lex.category("otp"), "digit-pattern"
     return None
+
+
+def _choices(spec: Mapping[str, Any]) -> list[str] | None:
+    """The values a choice field offers (``enum``, or the consts of ``oneOf``/``anyOf``)."""
+    target = spec
+    if "enum" not in spec and "oneOf" not in spec and "anyOf" not in spec:
+        items = spec.get("items")
+        if not isinstance(items, Mapping):
+            return None
+        target = items
+    enum = target.get("enum")
+    if isinstance(enum, list):
+        return [str(v) for v in enum[:600] if isinstance(v, str | int) and not isinstance(v, bool)]
+    for key in ("oneOf", "anyOf"):
+        opts = target.get(key)
+        if isinstance(opts, list):
+            return [
+                str(o["const"])
+                for o in opts[:600]
+                if isinstance(o, Mapping) and isinstance(o.get("const"), str | int)
+            ]
+    return None
+
+
+def _choice_kind(values: list[str]) -> str | None:
+    """What a list of choices can spell: digits (a PIN), characters (a password), or words from
+    a word list (a recovery phrase)."""
+    if len(values) < 9:
+        return None
+    if all(len(v) == 1 and v.isdigit() for v in values):
+        return "digit"
+    if all(len(v) == 1 and v.isalnum() for v in values):
+        return "char"
+    if len(values) >= 12 and all(v.isascii() and v.isalpha() and v.islower() for v in values):
+        return "word"
+    return None
+
+
+_CHOICE_CATEGORY = {"digit": "pin", "char": "password", "word": "recovery_phrase"}
+_CHOICE_SECRETS = frozenset({"kba", "card_expiry"})
 
 
 def _structural_detail(spec: Mapping[str, Any], key: str) -> str:
@@ -277,18 +405,57 @@ def _field_findings(
     ]
     cardish = [f.cardish for f in fields]
     n_cardish = sum(cardish)  # counted once: "any other field cardish" per field was O(n²)
+    postal = msg_hits.postal or any(f.postal for f in fields)
+    kinds = [None if f.value_entry else _choice_kind(_choices(f.spec) or []) for f in fields]
+    kind_counts = {k: kinds.count(k) for k in set(kinds) if k is not None}
     out: list[Finding] = []
     for i, f in enumerate(fields):
-        if not f.value_entry or f.allowed:
+        if f.allowed:
             continue
         others = n_cardish - cardish[i] > 0
         card_ok = not cfg.card_context_required or msg_hits.card_context or others
-        result = _classify(f, lex, card_ok=card_ok, message=msg_category)
+        path = json_path("requestedSchema", "properties", f.key)
+        if not f.value_entry:
+            result = _classify_choice(
+                f,
+                lex,
+                card_ok=card_ok,
+                message=msg_category,
+                kind=kinds[i],
+                kind_counts=kind_counts,
+            )
+            if result is not None:
+                out.append(Finding(result[0].reason, path, result[0].severity, result[1]))
+            continue
+        result = _classify(f, lex, card_ok=card_ok, message=msg_category, postal=postal)
         if result is not None:
             category, detail = result
-            path = json_path("requestedSchema", "properties", f.key)
             out.append(Finding(category.reason, path, category.severity, detail))
     return out
+
+
+def _classify_choice(
+    f: _Field,
+    lex: Lexicon,
+    *,
+    card_ok: bool,
+    message: Category | None,
+    kind: str | None,
+    kind_counts: Mapping[str, int],
+) -> tuple[Category, str] | None:
+    """A choice field (enum, oneOf, booleans excluded) collects a secret when its choices spell
+    one (digits of a PIN, characters of a password, words of a recovery phrase: several such
+    fields, or one asked for by the message), when its own text names a security question or a
+    card expiry, and it carries sensitive personal data (blood type, country of birth) to warn."""
+    if kind is not None and (kind_counts.get(kind, 0) >= 2 or message is not None):
+        return lex.category(_CHOICE_CATEGORY[kind]), f"{kind}-choices"
+    names = _names(f, card_ok=card_ok)
+    found = _pick(lex, names)
+    if found is None:
+        return None
+    if found.severity < Severity.HIGH or found.name in _CHOICE_SECRETS:
+        return found, found.detail
+    return None
 
 
 def _property_text_findings(key: str, spec: object, limits: Limits) -> list[Finding]:

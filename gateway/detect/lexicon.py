@@ -62,12 +62,20 @@ class Hits:
     code_word: bool = False
     allowed: bool = False
     negated: frozenset[str] = frozenset()  # categories with a negative term in this text
+    postal: bool = False  # names a postal address / delivery (an Indian "PIN code" is postal)
+    setting: bool = False  # names a setting of a secret (length, count, days, attempts ...)
 
 
 def _no_space_script(term: str) -> bool:
-    """Terms in scripts written without spaces (Han, kana) can only be matched as substrings."""
+    """Terms in scripts written without spaces (Han, kana, Thai, Lao, Myanmar, Khmer) can only be
+    matched as substrings."""
     return any(
-        0x3040 <= ord(c) <= 0x30FF or 0x3400 <= ord(c) <= 0x9FFF or 0xF900 <= ord(c) <= 0xFAFF
+        0x3040 <= ord(c) <= 0x30FF
+        or 0x3400 <= ord(c) <= 0x9FFF
+        or 0xF900 <= ord(c) <= 0xFAFF
+        or 0x0E00 <= ord(c) <= 0x0EFF  # Thai, Lao
+        or 0x1000 <= ord(c) <= 0x109F  # Myanmar
+        or 0x1780 <= ord(c) <= 0x17FF  # Khmer
         for c in term
     )
 
@@ -82,6 +90,8 @@ _Key = tuple[str, int]
 _CARD_CONTEXT: _Key = ("@card_context", _STRONG)
 _ALLOW: _Key = ("@allow", _STRONG)
 _CODE_WORD: _Key = ("@code_word", _STRONG)
+_POSTAL: _Key = ("@postal_context", _STRONG)
+_SETTING: _Key = ("@setting_context", _STRONG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +259,7 @@ class Lexicon:
         }
         index = _Index()
         categories = []
-        for name, spec in data["categories"].items():
+        for name, spec in _with_concepts(data).items():
             categories.append(_category(name, spec))
             index.fill((name, _STRONG), spec.get("terms", ()), spec.get("stems", ()))
             index.fill((name, _GATED), spec.get("gated_terms", ()), spec.get("gated_stems", ()))
@@ -262,6 +272,9 @@ class Lexicon:
         index.fill(_CARD_CONTEXT, ctx.get("terms", ()), ctx.get("stems", ()))
         index.fill(_ALLOW, allow, ())
         index.fill(_CODE_WORD, data["code_words"], ())
+        for key, bag in ((_POSTAL, "postal_context"), (_SETTING, "setting_context")):
+            ctx_spec = data.get(bag) or {}
+            index.fill(key, ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
         index.compile()
         self._index = index
         self.categories: tuple[Category, ...] = tuple(categories)
@@ -310,6 +323,8 @@ class Lexicon:
             generic=all(t in self._generic or t.isdigit() for t in unit.words),
             code_word=_CODE_WORD in found,
             negated=frozenset(negated),
+            postal=_POSTAL in found,
+            setting=_SETTING in found,
         )
 
 
@@ -327,16 +342,64 @@ _YAML_LOADER: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
 )
 
 
-@functools.cache
-def _data() -> Mapping[str, Any]:
-    raw = resources.files("gateway").joinpath("data/lexicon.yaml").read_text(encoding="utf-8")
+def _flat(terms: object) -> list[str]:
+    """Terms of a concept: a list, or per-language lists (``{de: [...], fr: [...]}``)."""
+    if isinstance(terms, Mapping):
+        return [str(t) for lang_terms in terms.values() for t in (lang_terms or ())]
+    if isinstance(terms, list):
+        return [str(t) for t in terms]
+    return []
+
+
+def _with_concepts(data: Mapping[str, Any]) -> dict[str, Any]:
+    """lexicon.yaml's categories with concepts.yaml merged in, in priority order.
+
+    A concept named like its category adds terms to it; any other concept becomes a category of
+    its own right after its parent (same reason, severity and negatives unless it names its own;
+    ``detail`` is the concept's name), so a finding says which concept it saw.
+    """
+    cats: dict[str, Any] = {name: dict(spec) for name, spec in data["categories"].items()}
+    children: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for name, spec in (data.get("concepts") or {}).items():
+        parent = str(spec["category"])
+        kinds = {k: _flat(spec.get(k)) for k in ("terms", "stems", "gated_terms", "gated_stems")}
+        if name == parent:
+            merged = cats[parent]
+            for kind, terms in kinds.items():
+                merged[kind] = [*merged.get(kind, ()), *terms]
+            continue
+        base = cats[parent]
+        child: dict[str, Any] = {
+            "reason": base["reason"],
+            "severity": base.get("severity", "high"),
+            "detail": name.replace("_", "-"),
+            **kinds,
+            "negative": spec["negative"] if "negative" in spec else base.get("negative"),
+            "negative_sets": spec.get("negative_sets", base.get("negative_sets")),
+        }
+        children.setdefault(parent, []).append((name, child))
+    return dict(
+        pair for name, spec in cats.items() for pair in ((name, spec), *children.get(name, ()))
+    )
+
+
+def _load_yaml(name: str) -> Any:
+    raw = resources.files("gateway").joinpath(f"data/{name}").read_text(encoding="utf-8")
     loader = _YAML_LOADER(raw)  # a safe loader; libyaml's is ~6x faster than pure Python
     try:
-        data = loader.get_single_data()
+        return loader.get_single_data()
     finally:
         loader.dispose()
+
+
+@functools.cache
+def _data() -> Mapping[str, Any]:
+    data = _load_yaml("lexicon.yaml")
     if not isinstance(data, dict) or "categories" not in data:
         raise ValueError("lexicon.yaml: missing 'categories'")
+    concepts = _load_yaml("concepts.yaml")
+    if isinstance(concepts, dict):
+        data["concepts"] = concepts.get("concepts") or {}
     return data
 
 

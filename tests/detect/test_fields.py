@@ -62,7 +62,6 @@ _BENIGN_FORMS: list[tuple[str, dict[str, Any]]] = [
             "name": {"type": "string", "title": "Full name"},
             "email": {"type": "string", "format": "email", "title": "Email"},
             "phone": {"type": "string", "title": "Phone number"},
-            "birthday": {"type": "string", "format": "date", "title": "Birth date"},
             "address": {"type": "string", "title": "Street address"},
             "age": {"type": "integer", "title": "Age"},
         },
@@ -107,8 +106,23 @@ _BENIGN_FORMS: list[tuple[str, dict[str, Any]]] = [
     ("Tell us about you", {"nickname": S, "company": S, "website_name": S}),
     ("Bitte geben Sie Ihren Namen ein", {"vorname": S, "nachname": S}),
     ("お名前を入力してください", {"名前": S}),
-    ("Дата рождения", {"birthday": {"type": "string", "format": "date"}}),
 ]
+
+
+# Date of birth is sensitive personal data (issue 10): a LOW finding (warn), not a block. These
+# two forms were listed as ordinary ones before.
+@pytest.mark.parametrize(
+    ("message", "props"),
+    [
+        ("Profile", {"birthday": {"type": "string", "format": "date", "title": "Birth date"}}),
+        ("Дата рождения", {"birthday": {"type": "string", "format": "date"}}),
+    ],
+)
+def test_date_of_birth_warns(message: str, props: dict[str, Any]) -> None:
+    found = run(message, props)
+    assert [(f.reason, f.severity, f.detail) for f in found] == [
+        (Reason.SENSITIVE_PII_FIELD, Severity.LOW, "date-of-birth")
+    ]
 
 
 @pytest.mark.parametrize(("message", "props"), _BENIGN_FORMS)
