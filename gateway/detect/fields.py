@@ -191,17 +191,26 @@ class _Field:
 
 
 _VOWELS = frozenset("aeiouy")
+# Short keys that do name something (a form asking for a password next to them is not asking
+# through them).
+_SHORT_WORDS = frozenset(
+    {"zip", "age", "tel", "url", "sex", "fax", "dob", "tax", "vat", "qty", "job", "org", "lat",
+     "lng", "lon", "day", "mon", "yr", "cc", "exp", "mm", "yy", "cvv", "cvc", "pin", "otp", "ssn"}
+)  # fmt: skip
 
 
-def _opaque_token(tok: str) -> bool:
-    """A token of a key that names nothing: digits, one to three letters, hex, no vowels."""
-    if tok.isdigit() or len(tok) <= 3:
+def _opaque_token(tok: str) -> bool | None:
+    """Does this token of a key name nothing (digits, one or two letters, hex, no vowel)? None
+    for three-letter tokens: they may be words or abbreviations."""
+    if tok.isdigit() or len(tok) <= 2:
         return True
     if not tok.isascii():
         return False
     if all(c in "0123456789abcdef" for c in tok) and any(c.isdigit() for c in tok):
         return True
-    return not any(c in _VOWELS for c in tok)
+    if not any(c in _VOWELS for c in tok):
+        return True
+    return None if len(tok) == 3 else False
 
 
 def _says_nothing(text: object, hits: Hits | None) -> bool:
@@ -214,15 +223,23 @@ def _says_nothing(text: object, hits: Hits | None) -> bool:
 
 
 def _opaque_key(key: str, hits: Hits) -> bool:
+    """A key that says nothing: generic words, or mostly tokens that are not words ("q11", "x1",
+    "field_44ed7ea4", "k0B86AT0rFn1n7E9", a base64 string)."""
     if hits.generic:
         return True
     toks = words(key)
     if not toks:
         return True
+    if len(toks) == 1 and toks[0] in _SHORT_WORDS:
+        return False
     digits = sum(c.isdigit() for c in key)
-    if len(key) >= 8 and digits * 4 >= len(key):  # random ids: "k0B86AT0rFn1n7E9", base64
+    if len(key) >= 8 and digits * 4 >= len(key):
         return True
-    return all(_opaque_token(t) or t in ("field", "input", "param", "arg", "value") for t in toks)
+    named = [t for t in toks if t not in ("field", "input", "param", "arg", "value", "var")]
+    if len(named) <= 1:
+        return not named or len(named[0]) <= 3 or bool(_opaque_token(named[0]))
+    votes = [v for v in map(_opaque_token, named) if v is not None]
+    return sum(votes) * 2 > len(votes)
 
 
 def _field(key: str, spec: Mapping[str, Any], lex: Lexicon) -> _Field:
@@ -389,15 +406,66 @@ def _autocomplete_named(spec: Mapping[str, Any], key: str) -> bool:
 
 def _message_category(hits: Hits, lex: Lexicon, cfg: FormConfig) -> Category | None:
     card_ok = hits.card_context or not cfg.card_context_required
-    return _pick(lex, set(hits.strong | (hits.gated if card_ok else frozenset())))
+    found = _pick(lex, set(hits.strong | (hits.gated if card_ok else frozenset())))
+    if found is None and hits.channel and hits.code_word and "otp" not in hits.negated:
+        return lex.category("otp")  # "we sent you a 6-digit code by SMS"
+    return found
+
+
+# Sentence ends in the scripts of the lexicon: a negative word ("expired", "limit") in one
+# sentence of a message says nothing about the ask in the next one.
+_SENTENCE_ENDS = re2.compile(r"[.!?;:\n。！？；：؟۔।॥።։]+(?:\s|$)|[。！？；：؟۔।॥።]")
+_MAX_SENTENCES = 16
+
+
+def _message_hits(message: str, lex: Lexicon, cfg: FormConfig) -> tuple[Hits, Category | None]:
+    """What the message names (whole), and the category it asks for: the first sentence that asks
+    for one (negatives apply per sentence)."""
+    whole = lex.scan(message)
+    if whole.allowed:
+        return whole, None
+    category = _message_category(whole, lex, cfg)
+    if category is not None or not (whole.negated or whole.channel or whole.code_word):
+        return whole, category
+    try:
+        parts = _SENTENCE_ENDS.split(message[:4096])
+    except UnicodeEncodeError:  # lone surrogates: RE2 cannot read them
+        return whole, None
+    if len(parts) < 2:
+        return whole, None
+    for part in parts[:_MAX_SENTENCES]:
+        hits = lex.scan(part)
+        if hits.allowed:
+            return whole, None
+        if whole.card_context and not hits.card_context:
+            hits = Hits(
+                strong=hits.strong,
+                gated=hits.gated,
+                card_context=True,
+                code_word=hits.code_word or whole.code_word,
+                negated=hits.negated,
+                channel=whole.channel,
+            )
+        else:
+            hits = Hits(
+                strong=hits.strong,
+                gated=hits.gated,
+                card_context=hits.card_context,
+                code_word=hits.code_word or whole.code_word,
+                negated=hits.negated,
+                channel=whole.channel,
+            )
+        category = _message_category(hits, lex, cfg)
+        if category is not None:
+            return whole, category
+    return whole, None
 
 
 def _field_findings(
     props: Mapping[Any, Any], message: str | None, cfg: FormConfig
 ) -> list[Finding]:
     lex = lexicon_for(cfg)
-    msg_hits = lex.scan(message) if message else Hits()
-    msg_category = None if msg_hits.allowed else _message_category(msg_hits, lex, cfg)
+    msg_hits, msg_category = _message_hits(message, lex, cfg) if message else (Hits(), None)
     fields = [
         _field(key, spec, lex)
         for key, spec in props.items()

@@ -64,6 +64,7 @@ class Hits:
     negated: frozenset[str] = frozenset()  # categories with a negative term in this text
     postal: bool = False  # names a postal address / delivery (an Indian "PIN code" is postal)
     setting: bool = False  # names a setting of a secret (length, count, days, attempts ...)
+    channel: bool = False  # names how a code is delivered (SMS, "we sent", authenticator)
 
 
 def _no_space_script(term: str) -> bool:
@@ -92,6 +93,7 @@ _ALLOW: _Key = ("@allow", _STRONG)
 _CODE_WORD: _Key = ("@code_word", _STRONG)
 _POSTAL: _Key = ("@postal_context", _STRONG)
 _SETTING: _Key = ("@setting_context", _STRONG)
+_CHANNEL: _Key = ("@channel_context", _STRONG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,7 +274,11 @@ class Lexicon:
         index.fill(_CARD_CONTEXT, ctx.get("terms", ()), ctx.get("stems", ()))
         index.fill(_ALLOW, allow, ())
         index.fill(_CODE_WORD, data["code_words"], ())
-        for key, bag in ((_POSTAL, "postal_context"), (_SETTING, "setting_context")):
+        for key, bag in (
+            (_POSTAL, "postal_context"),
+            (_SETTING, "setting_context"),
+            (_CHANNEL, "channel_context"),
+        ):
             ctx_spec = data.get(bag) or {}
             index.fill(key, ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
         index.compile()
@@ -325,6 +331,7 @@ class Lexicon:
             negated=frozenset(negated),
             postal=_POSTAL in found,
             setting=_SETTING in found,
+            channel=_CHANNEL in found,
         )
 
 
