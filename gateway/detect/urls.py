@@ -36,6 +36,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from importlib import resources
 from typing import Final
 from urllib.parse import unquote, unquote_plus
 
@@ -46,6 +47,7 @@ from gateway.detect.config import Limits, UrlConfig
 from gateway.detect.findings import Finding, Reason, Severity
 from gateway.detect.hosts import LOOPBACK_HOSTS, check_host, registrable_domain
 from gateway.detect.pii import find_pii
+from gateway.detect.url_pii import url_pii_kinds
 
 _SAFE_KEYS: Final = frozenset(
     {
@@ -53,7 +55,73 @@ _SAFE_KEYS: Final = frozenset(
         "response_type", "response_mode", "redirect_uri", "code_challenge",
         "code_challenge_method", "user_code", "prompt", "login_hint", "audience", "resource",
         "ui_locales", "display", "max_age", "acr_values", "claims", "request_uri",
+        "fbclid", "gclid", "gbraid", "wbraid", "msclkid", "dclid", "yclid", "igshid", "mc_eid",
+        "_hsenc", "_hsmi", "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content",
+        "utm_id", "ref_src", "hl", "lang", "locale",
     }
+)  # fmt: skip
+# Keys whose value is a URL the browser is sent on to (OAuth redirects and open redirects).
+_REDIRECT_KEYS: Final = frozenset(
+    {"redirect_uri", "redirect_url", "redirecturi", "redirecturl", "callback", "callback_url",
+     "callbackurl", "return_to", "returnto", "return_url", "returnurl", "post_logout_redirect_uri",
+     "next", "continue", "goto", "url", "to", "target", "dest", "destination", "redirect",
+     "service", "success_url", "cancel_url", "relaystate", "u", "r", "link"}
+)  # fmt: skip
+_OAUTH_REDIRECT_KEYS: Final = frozenset(
+    {"redirect_uri", "redirect_url", "redirecturi", "callback", "callback_url", "return_to",
+     "post_logout_redirect_uri"}
+)  # fmt: skip
+# Hosts that record whatever is sent to them (request bins, out-of-band interaction catchers,
+# public tunnels): an OAuth redirect there hands the code or token to whoever reads the bin.
+_REQUEST_CATCHERS: Final = frozenset(
+    {"webhook.site", "requestcatcher.com", "pipedream.net", "pipedream.com", "oastify.com",
+     "burpcollaborator.net", "beeceptor.com", "requestbin.net", "requestbin.com", "requestbin.io",
+     "interact.sh", "interactsh.com", "oast.pro", "oast.live", "oast.site", "oast.online",
+     "oast.fun", "oast.me", "hookbin.com", "postb.in", "mockbin.org", "mockbin.io",
+     "requestinspector.com", "webhook.cool", "typedwebhook.tools", "canarytokens.com",
+     "canarytokens.org", "dnslog.cn", "ceye.io", "xss.ht", "bxss.me", "requestrepo.com",
+     "ngrok.io", "ngrok-free.app", "ngrok.app", "ngrok.dev", "loca.lt", "localtunnel.me",
+     "serveo.net", "trycloudflare.com", "localhost.run", "lhr.life", "telebit.cloud",
+     "smee.io", "hooks.zapier.com", "ptsv2.com", "ptsv3.com", "httpdump.app", "webhook.net",
+     "putsreq.com", "reqbin.com", "mocky.io", "requestbin.fullcontact.com", "pinggy.link",
+     "free.pinggy.link", "tunnelmole.net", "bore.pub", "ssh.surf", "playit.gg"}
+)  # fmt: skip
+# Payment providers whose own checkout pages carry the payment session id as ``token``.
+_CHECKOUT_DOMAINS: Final = frozenset(
+    {"paypal.com", "afterpay.com", "clearpay.co.uk", "stripe.com", "klarna.com", "mollie.com",
+     "adyen.com", "adyen.link", "checkout.com", "razorpay.com", "paystack.com", "flutterwave.com",
+     "xendit.co", "midtrans.com", "mercadopago.com", "mercadopago.com.br", "mercadopago.com.ar",
+     "mercadopago.com.mx", "braintreegateway.com", "squareup.com", "square.link", "sumup.com",
+     "payu.com", "payu.in", "iyzico.com", "affirm.com", "sezzle.com", "zip.co", "paddle.com",
+     "2checkout.com", "worldpay.com", "authorize.net", "cashfree.com", "instamojo.com",
+     "paytm.com", "phonepe.com", "alipay.com", "payoneer.com", "skrill.com", "venmo.com",
+     "wise.com", "revolut.com", "lemonsqueezy.com", "fastspring.com", "gocardless.com",
+     "yoco.com", "payfast.co.za", "ozow.com", "tap.company", "moyasar.com", "hyperpay.com",
+     "paymob.com", "opayweb.com", "globalpay.com", "nuvei.com", "checkout.shopify.com"}
+)  # fmt: skip
+# Keys that are a capability on their own when their value is a long random string.
+_CAPABILITY_KEYS: Final = frozenset(
+    {"t", "k", "tk", "tok", "key", "token", "auth", "access", "login", "l", "s", "sig", "hash",
+     "h", "c", "code", "ticket", "magic", "link", "invite", "verify", "confirm", "activation"}
+)  # fmt: skip
+_MAGIC_WORDS: Final = (
+    "verify", "confirm", "reset", "magic", "login", "signin", "invite", "activate", "passwordless",
+    "unlock", "recover", "one-click", "oneclick", "autologin", "auto-login", "sso",
+)  # fmt: skip
+_DOUBLED_SCHEME: Final = re.compile(  # https://https://host: a scheme where the host should be
+    r"[A-Za-z][A-Za-z0-9+.\-]{0,31}:[/\\]*[A-Za-z][A-Za-z0-9+.\-]{0,31}:[/\\]{2}"
+)
+_MISLEADING_AT: Final = re.compile(
+    r"(?:^|[/#?=&;,(])@((?:[A-Za-z0-9\-]{1,63}\.){1,8}[A-Za-z]{2,24})(?![A-Za-z0-9\-])"
+)
+_BASIC_VALUE: Final = re.compile(r"(?i)\b(?:basic|bearer)\s+[A-Za-z0-9+/_\-.~]{8,}=*")
+_COOKIE_VALUE: Final = re.compile(
+    r"(?i)(?:^|[;\s])(?:session|sessionid|sid|jsessionid|phpsessid|connect\.sid|auth|token|"
+    r"_session|remember_token|laravel_session|csrftoken|__secure-[a-z0-9\-]+)=[A-Za-z0-9%+/_\-.]{12,}"
+)
+_JSON_SECRET_KEYS: Final = frozenset(
+    {"p", "pw", "pwd", "pass", "passwd", "password", "passphrase", "secret", "pin", "otp",
+     "token", "access_token", "api_key", "apikey", "client_secret", "private_key", "credentials"}
 )  # fmt: skip
 # Keys whose presence with a non-trivial value means a credential travels in the URL.
 _CREDENTIAL_KEYS: Final = frozenset(
@@ -290,6 +358,37 @@ def _scan_value(text: str, path: str, depth: int, *, secrets: bool) -> _Scan:
     return out
 
 
+def _json_objects(text: str, depth: int) -> Iterator[dict[str, object]]:
+    """JSON objects found in ``text`` as is or behind up to ``depth`` further decodings (base64
+    of ``{"u": "d.ortega", "p": "…"}`` in a ``state`` parameter)."""
+    layer = [text]
+    for _ in range(depth + 1):
+        for value in layer:
+            stripped = value.strip()
+            if stripped.startswith("{") and stripped.endswith("}") and len(stripped) <= 4096:
+                try:
+                    obj = json.loads(stripped)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(obj, dict):
+                    yield obj
+        layer = [d for v in layer for d in _decode_layers(v)][:16]
+        if not layer:
+            return
+
+
+def _flat_pairs(obj: dict[str, object]) -> list[tuple[str, str]]:
+    return [(str(k), str(v)) for k, v in list(obj.items())[:64] if isinstance(v, str | int)]
+
+
+def _nested_url(value: str) -> ada_url.URL | None:
+    """A query value that is itself an absolute web URL (a redirect target)."""
+    text = value.strip()
+    if not text[:8].lower().startswith(("http://", "https://")) or len(text) > 4096:
+        return None
+    return _parse(text)
+
+
 def _token_like(value: str) -> bool:
     """Random-looking: no spaces, ≥ 3 bits of entropy per character, and either ≥ 12 characters
     mixing lower, upper and digits, or ≥ 16 characters of which at least a fifth are digits or
@@ -352,6 +451,9 @@ class _Analysis:
         self.findings: list[Finding] = []
         self.safe = _SAFE_KEYS | {_norm_key(k) for k in cfg.safe_query_keys}
         self.strong = _CREDENTIAL_KEYS | {_norm_key(k) for k in cfg.sensitive_query_keys}
+        self.domain: str | None = None  # registrable domain of the URL's host
+        self.magic_path = False  # a path segment says verify / confirm / reset / login …
+        self.nested = 0  # depth of redirect-target URLs being analysed
 
     def add(self, reason: Reason, detail: str, severity: Severity = Severity.HIGH) -> None:
         finding = Finding(reason, self.path, severity, detail)
@@ -383,6 +485,8 @@ class _Analysis:
         if trivial:
             return
         detail = _detail_key(part, key)
+        if nkey == "token" and self.domain in _CHECKOUT_DOMAINS:
+            return  # a payment provider's own checkout page: the payment session id
         if nkey in _PREAUTH_KEYS or alt in _PREAUTH_KEYS:
             self.add(Reason.PREAUTH_URL, detail)
         elif nkey in self.strong or alt in self.strong:
@@ -402,6 +506,71 @@ class _Analysis:
                     continue
             self.key_rules(part, key, value)
             self.scan(value, _detail_key(part, key), secrets=not safe)
+            self.value_rules(part, key, nkey, value)
+        for kind in sorted(url_pii_kinds(pairs)):
+            self.add(Reason.PII_IN_URL, f"{part}:{kind}")
+
+    def value_rules(self, part: str, key: str, nkey: str, value: str) -> None:
+        """What a value says in context: HTTP Basic/Bearer values, cookies, capability tokens,
+        JSON objects (also encoded) holding secrets or personal data, redirect targets."""
+        if not value:
+            return
+        detail = _detail_key(part, key)
+        if _BASIC_VALUE.search(value) is not None or _COOKIE_VALUE.search(value) is not None:
+            self.add(Reason.CREDENTIAL_IN_URL, detail)
+        if (
+            nkey in _CAPABILITY_KEYS
+            and self.magic_path
+            and self.domain not in _CHECKOUT_DOMAINS
+            and _capability_value(value)
+        ):
+            self.add(Reason.PREAUTH_URL, detail)
+        for obj in _json_objects(value, self.depth):
+            flat = _flat_pairs(obj)
+            encoded = not value.lstrip().startswith("{")
+            for kind in sorted(url_pii_kinds(flat) | {k for _, v in flat for k in find_pii(v)}):
+                self.add(Reason.PII_IN_URL, f"{detail}:{kind}")
+                if encoded:
+                    self.add(Reason.ENCODED_PAYLOAD, detail)
+            if any(_json_secret(k, v) for k, v in flat):
+                self.add(Reason.CREDENTIAL_IN_URL, detail)
+                if encoded:
+                    self.add(Reason.ENCODED_PAYLOAD, detail)
+        if nkey in _REDIRECT_KEYS and self.nested < 2:
+            self.redirect_target(part, nkey, value)
+
+    def redirect_target(self, part: str, nkey: str, value: str) -> None:
+        """A URL the browser is sent on to: credentials in it leak to its host, and an OAuth
+        redirect must go to an honest https host (not plain http, an IP, a look-alike or a
+        request catcher)."""
+        target = _nested_url(value)
+        if target is None:
+            return
+        oauth = nkey in _OAUTH_REDIRECT_KEYS
+        detail = f"{part}:{nkey}"
+        host = str(target.hostname).lower()
+        scheme = str(target.protocol).rstrip(":")
+        is_ip = int(target.host_type) != 0
+        loopback = host in LOOPBACK_HOSTS or host.startswith("127.")
+        if oauth and scheme == "http" and not loopback:
+            self.add(Reason.NON_HTTPS, detail)
+        if oauth and is_ip and not loopback:
+            self.add(Reason.IP_LITERAL, detail)
+        domain = None if is_ip else registrable_domain(host)
+        if oauth and (host in _REQUEST_CATCHERS or domain in _REQUEST_CATCHERS):
+            self.add(Reason.CONFUSABLE_HOST, f"{detail}:request-catcher")
+        if oauth and not is_ip:
+            for finding in check_host(host, host, self.cfg):
+                if finding.severity is Severity.HIGH and finding.reason is Reason.CONFUSABLE_HOST:
+                    self.add(Reason.CONFUSABLE_HOST, f"{detail}:{finding.detail}")
+        inner = _Analysis(self.path, self.cfg, Limits(decode_depth=self.depth))
+        inner.domain = domain
+        inner.nested = self.nested + 1
+        inner.pairs("query", _split_pairs(str(target.search).removeprefix("?")))
+        inner.pairs("fragment", _fragment_pairs(str(target.hash).removeprefix("#")))
+        for finding in inner.findings:
+            if finding.reason in {Reason.CREDENTIAL_IN_URL, Reason.PREAUTH_URL, Reason.PII_IN_URL}:
+                self.add(finding.reason, detail)
 
     def preauth_families(self, keys: set[str]) -> None:
         for detail, any_of, all_of in _PREAUTH_FAMILIES:
@@ -436,8 +605,48 @@ def _capability_token(segment: str) -> bool:
     return _token_like(segment) and _entropy(segment) >= 3.0
 
 
+def _json_secret(key: str, value: str) -> bool:
+    return (
+        _norm_key(key) in _JSON_SECRET_KEYS
+        and len(value) >= 4
+        and (value.casefold() not in _PLACEHOLDERS)
+    )
+
+
+def _capability_value(value: str) -> bool:
+    """A long random string (≥ 20 characters mixing lower case, upper case and digits)."""
+    if len(value) < 20 or len(value) > 2048 or not re.fullmatch(r"[A-Za-z0-9_\-.~=]+", value):
+        return False
+    has = (any(c.islower() for c in value), any(c.isupper() for c in value))
+    return all(has) and any(c.isdigit() for c in value) and _entropy(value) >= 3.5
+
+
 def _invisible(url: str) -> bool:
     return _INVISIBLE.search(url) is not None
+
+
+@functools.cache
+def _shorteners() -> frozenset[str]:
+    """Link-shortener domains (``gateway/data/shorteners.txt``): their links hide the target."""
+    text = resources.files("gateway").joinpath("data", "shorteners.txt").read_text("utf-8")
+    return frozenset(
+        ln.strip().lower() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")
+    )
+
+
+def _misleading_at(a: _Analysis, url: str, domain: str | None) -> None:
+    """``@paypal.com`` after the authority (in the path, query or fragment) makes the text read as
+    if the link went to that host: reported when it is not the URL's own domain."""
+    authority = _raw_authority(url)
+    start = url.find(authority) + len(authority) if authority else 0
+    rest = url[start:]
+    if "@" not in rest:
+        return
+    for m in _MISLEADING_AT.finditer(unquote(rest)):
+        named = registrable_domain(m.group(1).lower())
+        if named is not None and named != domain:
+            a.add(Reason.CONFUSABLE_HOST, "misleading-at")
+            return
 
 
 def _scheme_findings(a: _Analysis, scheme: str, host: str) -> bool:
@@ -464,6 +673,9 @@ def analyze_url(url: str, path: str, cfg: UrlConfig, limits: Limits) -> list[Fin
     if parsed is None:
         a.add(Reason.MALFORMED, "url")
         return a.findings
+    if _DOUBLED_SCHEME.match(url.strip(_C0_OR_SPACE)) is not None:
+        a.add(Reason.MALFORMED, "doubled-scheme")
+        return a.findings
     scheme = str(parsed.protocol).rstrip(":")
     host = str(parsed.hostname).lower()
     if _scheme_findings(a, scheme, host):
@@ -484,6 +696,16 @@ def analyze_url(url: str, path: str, cfg: UrlConfig, limits: Limits) -> list[Fin
         return a.findings
     if not int(parsed.host_type):
         a.scan_host(host)
+        a.domain = registrable_domain(host)
+    _misleading_at(a, url, a.domain)
+    pathname = str(parsed.pathname)
+    lowered_path = unquote(pathname).casefold()
+    a.magic_path = any(word in lowered_path for word in _MAGIC_WORDS) or any(
+        _norm_key(k) in {"auto", "autologin", "auto_login", "login", "sso", "oneclick"}
+        for k, _ in query_pairs
+    )
+    if a.domain is not None and (a.domain in _shorteners() or host in _shorteners()):
+        a.add(Reason.TYPOSQUAT, "shortener", Severity.LOW)
     a.preauth_families({_norm_key(k) for k, _ in query_pairs})
     a.path_segments(host, str(parsed.pathname))
     a.pairs("query", query_pairs)

@@ -602,3 +602,183 @@ def test_ordinary_urls_are_fast() -> None:
     # room for CPU contention (shared caches) without hiding a regression to milliseconds.
     assert quantiles[49] * 1000 < 0.75
     assert quantiles[98] * 1000 < 1.5
+
+
+# ---------------------------------------------------------------- issue 10: context in URLs
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://insure.example.com/q?dob=1987-04-12&zip=94107", "query:date-of-birth"),
+        ("https://arzt.example.de/b?geb=12.04.1987", "query:date-of-birth"),
+        ("https://visa.example.travel/s?pp=C01X00T47&nat=DEU", "query:passport"),
+        (
+            "https://d.example.pl/d?n=Jan%20Kowalski&a=ul.%20Lipowa%2012/3%2C%2000-123%20Warszawa",
+            "query:name-address",
+        ),
+        ("https://n.example.com.br/c?doc=50880935278", "query:national-id"),  # CPF, opaque key
+        ("https://r.example.pl/w?p=95071771263", "query:national-id"),  # PESEL
+        ("https://k.example.in/s?uid=882327950175", "query:national-id"),  # Aadhaar (Verhoeff)
+        ("https://b.example.com.tr/k?k=35166267028", "query:national-id"),  # TC Kimlik
+        ("https://v.example.fi/v?h=280278-769L", "query:national-id"),  # HETU
+        ("https://c.example.sg/q?nric=S7593297I", "query:national-id"),
+        ("https://t.example.cl/r?rut=24.843.683-2", "query:national-id"),
+    ],
+)
+def test_personal_data_by_context(url: str, expected: str) -> None:
+    assert (Reason.PII_IN_URL.value, expected) in summary(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://www.dhl.com/global-en/home/tracking.html?tracking-id=1234567890&submit=1",
+        "https://shop.example.com/p?order=5787939849527",  # a number under a benign key
+        "https://docs.example-hub.com/page?id=550e8400-e29b-41d4-a716-446655440000",
+        "https://example.com/events?date=2026-12-01",  # a date that is not a birth date
+    ],
+)
+def test_numbers_and_dates_in_context_are_not_pii(url: str) -> None:
+    assert Reason.PII_IN_URL not in reasons(url)
+
+
+def _b64(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("https://api.example.com/x?auth=Basic%20c3ZjLWV4cG9ydDpXaW50ZXIyMDI2IQ%3D%3D", "cred"),
+        (
+            "https://sso.example.com/r?state=" + _b64('{"u": "d.ortega", "p": "Tr0ub4dor&3"}'),
+            "cred",
+        ),
+        (
+            "https://s.example.com/d?cookie=session%3D0INoOPDtwiDKkmyEweVcUHuGefeK3iQLU6yTNMu6",
+            "cred",
+        ),
+        (
+            "https://r.example.com/?to=https%3A%2F%2Fapp.example.com%2Flogin%3Fuser%3Dana%26pass"
+            "%3DQuintal-88",
+            "cred",
+        ),
+        (
+            "https://id.example.org/verify-email?t=BfnvXObbO642RXHs2v7o8NtNcxc1B4ynUeS5jsCvXr1",
+            "pre",
+        ),
+        (
+            "https://o.example.com/s?ctx=" + _b64('{"name": "Fatima Benali", "dob": "1991-09-03"}'),
+            "pii",
+        ),
+    ],
+)
+def test_credentials_and_data_in_context(url: str, reason: str) -> None:
+    want = {
+        "cred": Reason.CREDENTIAL_IN_URL,
+        "pre": Reason.PREAUTH_URL,
+        "pii": Reason.PII_IN_URL,
+    }[reason]
+    assert want in reasons(url)
+
+
+@pytest.mark.parametrize(
+    ("redirect", "reason"),
+    [
+        ("http%3A%2F%2Fcallback.example-app.net%2Fcb", Reason.NON_HTTPS),
+        ("https%3A%2F%2F203.0.113.45%2Fcallback", Reason.IP_LITERAL),
+        ("https%3A%2F%2F%5B2001%3Adb8%3A%3A7%5D%2Fcb", Reason.IP_LITERAL),
+        ("https%3A%2F%2Fg00gle-auth.com%2Fcallback", Reason.CONFUSABLE_HOST),
+        ("https%3A%2F%2Fwebhook.site%2F3efd73aa", Reason.CONFUSABLE_HOST),
+        ("https%3A%2F%2Fab12.oastify.com%2F", Reason.CONFUSABLE_HOST),
+        (
+            "https%3A%2F%2Fapp.example.com%2Fcb%3Faccess_token%3Dya29.149UzHbUXauLmVPv5HwGifZ",
+            Reason.CREDENTIAL_IN_URL,
+        ),
+    ],
+)
+def test_oauth_redirect_uri(redirect: str, reason: Reason) -> None:
+    url = f"https://accounts.google.com/o/oauth2/v2/auth?client_id=1&redirect_uri={redirect}"
+    assert reason in reasons(url)
+
+
+@pytest.mark.parametrize(
+    "redirect",
+    [
+        "https%3A%2F%2Fapp.notion-sync.example.com%2Foauth%2Fgoogle",
+        "http%3A%2F%2Flocalhost%3A8765%2Fcb",  # native apps: loopback http is the standard
+        "http%3A%2F%2F127.0.0.1%3A8765%2Fcb",
+        "https%3A%2F%2Fplaylists.example-music.app%2Fcallback",
+    ],
+)
+def test_honest_oauth_redirect_uri(redirect: str) -> None:
+    url = f"https://accounts.google.com/o/oauth2/v2/auth?client_id=1&redirect_uri={redirect}"
+    assert run(url) == []
+
+
+def test_login_hint_email_is_pii() -> None:
+    url = "https://login.microsoftonline.com/common/oauth2/authorize?login_hint=ana%40example.com"
+    assert Reason.PII_IN_URL in reasons(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://www.paypal.com/checkoutnow?token=EC-8AB12345CD678901E",
+        "https://www.sandbox.paypal.com/checkoutnow?token=5O190127TN364715T",
+        "https://portal.afterpay.com/us/checkout/?token=002.5lmerr2t0o6v9pm3n1bm4qd7e3o2s9k1",
+    ],
+)
+def test_checkout_session_token_on_the_provider_is_allowed(url: str) -> None:
+    assert run(url) == []
+
+
+def test_checkout_token_elsewhere_still_counts() -> None:
+    assert Reason.CREDENTIAL_IN_URL in reasons(
+        "https://shop.example.com/c?token=002.5lmerr2t0o6v9pm3n1bm4qd7e3o2s9k1"
+    )
+
+
+@pytest.mark.parametrize(
+    "url", ["https://bit.ly/3Xq9TmB", "https://tinyurl.com/4h8k2p7w", "https://lnkd.in/eBx7Q2Z"]
+)
+def test_shorteners_warn(url: str) -> None:
+    assert run(url) == [Finding(Reason.TYPOSQUAT, P, Severity.LOW, "shortener")]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://inv-view.example-docs.top/#@paypal.com/invoice/8812",
+        "https://kunden.portal-check.site/?next=@sparkasse.de#@sparkasse.de",
+    ],
+)
+def test_misleading_at(url: str) -> None:
+    assert (Reason.CONFUSABLE_HOST.value, "misleading-at") in summary(url)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://mastodon.social/@alice", "https://medium.com/@writer/a-post-1a2b3c"]
+)
+def test_at_handles_are_not_misleading(url: str) -> None:
+    assert run(url) == []
+
+
+@pytest.mark.parametrize(
+    "url", ["https://https://login.example.com/", "https://http://portal.example.net/auth"]
+)
+def test_doubled_scheme_is_malformed(url: str) -> None:
+    assert run(url) == [Finding(Reason.MALFORMED, P, Severity.HIGH, "doubled-scheme")]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://accounts.google.com\u2215signin\u2215v2.evil-login.xyz/",
+        "https://paypal.com\u2044webapps\u2044mpp.secure-pay.io/",
+        "https://www.hsbc.co.uk\u2571login.hsbc-secure.info/",
+    ],
+)
+def test_fake_separators(url: str) -> None:
+    assert (Reason.CONFUSABLE_HOST.value, "fake-separator") in summary(url)

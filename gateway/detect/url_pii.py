@@ -1,0 +1,341 @@
+"""Personal data that only a URL's context reveals (the generic finder, ``gateway.detect.pii``,
+looks at values alone): dates of birth and passport numbers by their parameter name, a name next
+to a street address, and national identity numbers under any (opaque) parameter name, accepted
+only when their checksum or built-in date holds.
+
+``url_pii_kinds(pairs)`` takes decoded ``(key, value)`` pairs of one URL part (query, fragment or a
+JSON object found in a value) and returns the kinds found, from {"date-of-birth", "passport",
+"name-address", "national-id"} — never where or what. Plain string operations and bounded ``re``
+patterns without nested quantifiers: linear time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Final
+
+_DOB_KEYS: Final = frozenset(
+    {"dob", "birth", "birthdate", "birth_date", "birthday", "date_of_birth", "dateofbirth",
+     "bdate", "bday", "born", "geb", "gebdat", "gebdatum", "geburtsdatum", "geburtstag",
+     "nacimiento", "fecha_nacimiento", "fechanacimiento", "fnac", "naissance",
+     "date_naissance", "datenaissance", "ddn", "nascimento", "data_nascimento", "dtnasc",
+     "nascita", "data_nascita", "datanascita", "urodzenia", "data_urodzenia", "dr", "dn",
+     "rojdenie", "data_rozhdeniya", "dogum", "dogum_tarihi", "syntymaaika", "fodselsdato",
+     "fodelsedatum", "geboortedatum", "gebdate", "tgl_lahir", "tanggal_lahir", "ngaysinh",
+     "seinen", "birthymd", "birth_ymd", "dt_nasc", "d_o_b"}
+)  # fmt: skip
+_PASSPORT_KEYS: Final = frozenset(
+    {"passport", "passport_no", "passport_number", "passportno", "passportnumber", "pp", "ppn",
+     "pass_no", "passno", "pasaporte", "passeport", "reisepass", "passaporto", "paszport",
+     "pasport", "paspoort", "passaporte", "pasaport", "hochieu", "ryoken", "huzhao",
+     "travel_document", "traveldoc", "doc_no", "document_number"}
+)  # fmt: skip
+_NAME_KEYS: Final = frozenset(
+    {"n", "name", "fullname", "full_name", "nm", "customer", "recipient", "nombre", "nom",
+     "name_full", "vorname", "nachname", "imie", "nazwisko", "nome", "first_name", "firstname",
+     "last_name", "lastname", "surname", "fio", "ad", "adsoyad", "holder", "cardholder",
+     "contact", "who", "person", "patient", "empfaenger", "destinatario", "destinataire"}
+)  # fmt: skip
+_ADDRESS_KEYS: Final = frozenset(
+    {"a", "addr", "address", "street", "adresse", "direccion", "endereco", "strasse", "indirizzo",
+     "adres", "ulica", "adr", "address1", "address_line1", "line1", "shipping_address",
+     "billing_address", "home", "domicilio", "anschrift", "alamat", "diachi", "jusho"}
+)  # fmt: skip
+_BENIGN_ID_KEYS: Final = frozenset(
+    {"tracking", "tracking_id", "tracking-id", "trackingid", "order", "order_id", "orderid",
+     "invoice", "invoice_id", "ref", "reference", "page", "limit", "offset", "ts", "timestamp",
+     "time", "amount", "price", "qty", "count", "month", "year", "zip", "postcode", "plz",
+     "version", "build", "ver", "v", "cursor", "since", "until", "start", "end", "from", "to",
+     "client_id", "app_id", "appid", "pid", "gid", "cat", "category", "product", "sku", "item",
+     "phone", "tel", "mobile", "lat", "lng", "lon", "id", "ids", "pg", "n", "num", "no", "nr",
+     "p", "t"}
+)  # fmt: skip
+_DATE: Final = re.compile(
+    r"(?:(19[0-9]{2}|20[0-2][0-9])[-./]?([01]?[0-9])[-./]?([0-3]?[0-9])"
+    r"|([0-3]?[0-9])[-./ ]([01]?[0-9])[-./ ](19[0-9]{2}|20[0-2][0-9]))"
+)
+_PASSPORT: Final = re.compile(r"[A-Z0-9]{6,10}")
+_STREET: Final = re.compile(
+    r"(?i)(?:\b(?:ul|al|pl|str|st|rd|ave|av|blvd|calle|rua|via|viale|rue|avenida|carrera|"
+    r"jl|jalan|ulitsa|ul\.|cad|sok|sk|mah|straat|vej|gatan|gata|tie|katu|utca|ulice)\b\.?"
+    r"|(?:street|straße|strasse|road|avenue|lane|drive|weg|gasse|platz|allee|laan|gracht|"
+    r"väg|vägen|gade|veien|tie|katu)\b)"
+)
+_WORD: Final = re.compile(r"[^\W\d_]{2,}")
+
+# ---------------------------------------------------------------- checksums
+
+
+def _digits(value: str) -> str | None:
+    stripped = value.replace(" ", "").replace(".", "").replace("-", "").replace("/", "")
+    return stripped if stripped.isdigit() else None
+
+
+def _weighted(digits: str, weights: Iterable[int]) -> int:
+    return sum(int(d) * w for d, w in zip(digits, weights, strict=False))
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _date_ok(dd: int, mm: int) -> bool:
+    return 1 <= mm <= 12 and 1 <= dd <= 31
+
+
+def _cpf(d: str) -> bool:
+    if len(d) != 11 or len(set(d)) == 1:
+        return False
+    for n in (9, 10):
+        check = _weighted(d, range(n + 1, 1, -1)) * 10 % 11 % 10
+        if check != int(d[n]):
+            return False
+    return True
+
+
+def _pesel(d: str) -> bool:
+    if len(d) != 11 or not _date_ok(int(d[4:6]), int(d[2:4]) % 20):
+        return False
+    return (10 - _weighted(d, (1, 3, 7, 9, 1, 3, 7, 9, 1, 3)) % 10) % 10 == int(d[10])
+
+
+def _tc_kimlik(d: str) -> bool:
+    if len(d) != 11 or d[0] == "0":
+        return False
+    n = [int(c) for c in d]
+    d10 = ((n[0] + n[2] + n[4] + n[6] + n[8]) * 7 - (n[1] + n[3] + n[5] + n[7])) % 10
+    return d10 == n[9] and sum(n[:10]) % 10 == n[10]
+
+
+def _fodselsnummer(d: str) -> bool:
+    if len(d) != 11 or not _date_ok(int(d[0:2]) % 40, int(d[2:4]) % 40):
+        return False
+    k1 = 11 - _weighted(d, (3, 7, 6, 1, 8, 9, 4, 5, 2)) % 11
+    k2 = 11 - _weighted(d, (5, 4, 3, 2, 7, 6, 5, 4, 3, 2)) % 11
+    k1, k2 = k1 % 11, k2 % 11
+    return k1 != 10 and k2 != 10 and k1 == int(d[9]) and k2 == int(d[10])
+
+
+def _isikukood(d: str) -> bool:
+    if len(d) != 11 or d[0] not in "123456" or not _date_ok(int(d[5:7]), int(d[3:5])):
+        return False
+    check = _weighted(d, (1, 2, 3, 4, 5, 6, 7, 8, 9, 1)) % 11
+    if check == 10:
+        check = _weighted(d, (3, 4, 5, 6, 7, 8, 9, 1, 2, 3)) % 11
+        check = 0 if check == 10 else check
+    return check == int(d[10])
+
+
+def _cnp(d: str) -> bool:
+    if len(d) != 13 or d[0] not in "12345678" or not _date_ok(int(d[5:7]), int(d[3:5])):
+        return False
+    check = _weighted(d, (2, 7, 9, 1, 4, 6, 3, 5, 8, 2, 7, 9)) % 11
+    return (1 if check == 10 else check) == int(d[12])
+
+
+def _thai(d: str) -> bool:
+    if len(d) != 13 or d[0] in "09":
+        return False
+    return (11 - _weighted(d, range(13, 1, -1)) % 11) % 10 == int(d[12])
+
+
+def _egn(d: str) -> bool:
+    if len(d) != 10 or not _date_ok(int(d[4:6]), int(d[2:4]) % 20):
+        return False
+    check = _weighted(d, (2, 4, 8, 5, 10, 9, 7, 3, 6)) % 11
+    return (0 if check == 10 else check) == int(d[9])
+
+
+def _rnokpp(d: str) -> bool:
+    if len(d) != 10 or len(set(d)) == 1:
+        return False
+    return _weighted(d, (-1, 5, 7, 9, 4, 6, 10, 5, 7)) % 11 % 10 == int(d[9])
+
+
+_VERHOEFF_D: Final = (
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 2, 3, 4, 0, 6, 7, 8, 9, 5),
+    (2, 3, 4, 0, 1, 7, 8, 9, 5, 6), (3, 4, 0, 1, 2, 8, 9, 5, 6, 7),
+    (4, 0, 1, 2, 3, 9, 5, 6, 7, 8), (5, 9, 8, 7, 6, 0, 4, 3, 2, 1),
+    (6, 5, 9, 8, 7, 1, 0, 4, 3, 2), (7, 6, 5, 9, 8, 2, 1, 0, 4, 3),
+    (8, 7, 6, 5, 9, 3, 2, 1, 0, 4), (9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+)  # fmt: skip
+_VERHOEFF_P: Final = (
+    (0, 1, 2, 3, 4, 5, 6, 7, 8, 9), (1, 5, 7, 6, 2, 8, 3, 0, 9, 4),
+    (5, 8, 0, 3, 7, 9, 6, 1, 4, 2), (8, 9, 1, 6, 0, 4, 3, 5, 2, 7),
+    (9, 4, 5, 3, 1, 2, 6, 8, 7, 0), (4, 2, 8, 6, 5, 7, 3, 9, 0, 1),
+    (2, 7, 9, 3, 8, 0, 6, 4, 1, 5), (7, 0, 4, 6, 9, 1, 3, 2, 5, 8),
+)  # fmt: skip
+
+
+def _aadhaar(d: str) -> bool:
+    if len(d) != 12 or d[0] in "01":
+        return False
+    c = 0
+    for i, ch in enumerate(reversed(d)):
+        c = _VERHOEFF_D[c][_VERHOEFF_P[i % 8][int(ch)]]
+    return c == 0
+
+
+def _bsn(d: str) -> bool:
+    if len(d) != 9 or d[0] == "0":
+        return False
+    return _weighted(d, (9, 8, 7, 6, 5, 4, 3, 2, -1)) % 11 == 0
+
+
+def _israeli(d: str) -> bool:
+    if len(d) != 9 or len(set(d)) == 1:
+        return False
+    total = 0
+    for i, ch in enumerate(d):
+        v = int(ch) * (1 + i % 2)
+        total += v - 9 if v > 9 else v
+    return total % 10 == 0
+
+
+def _sin(d: str) -> bool:
+    return len(d) == 9 and d[0] not in "08" and _luhn(d)
+
+
+def _nir(d: str) -> bool:
+    if len(d) != 15 or d[0] not in "12" or not 1 <= int(d[3:5]) <= 12:
+        return False
+    return 97 - int(d[:13]) % 97 == int(d[13:])
+
+
+def _nik(d: str) -> bool:
+    if len(d) != 16 or not 11 <= int(d[:2]) <= 94:
+        return False
+    return _date_ok(int(d[6:8]) % 40, int(d[8:10])) and d[12:] != "0000"
+
+
+def _rrn(value: str) -> bool:
+    m = re.fullmatch(r"([0-9]{6})-?([1-8][0-9]{6})", value)
+    if m is None:
+        return False
+    d = m.group(1) + m.group(2)
+    if not _date_ok(int(d[4:6]), int(d[2:4])):
+        return False
+    check = (11 - _weighted(d, (2, 3, 4, 5, 6, 7, 8, 9, 2, 3, 4, 5)) % 11) % 10
+    return check == int(d[12])
+
+
+def _hetu(value: str) -> bool:
+    m = re.fullmatch(r"([0-9]{6})[-+A-FU-Y]([0-9]{3})([0-9A-Y])", value.upper())
+    if m is None or not _date_ok(int(value[0:2]), int(value[2:4])):
+        return False
+    return "0123456789ABCDEFHJKLMNPRSTUVWXY"[int(m.group(1) + m.group(2)) % 31] == m.group(3)
+
+
+def _nric(value: str) -> bool:
+    m = re.fullmatch(r"([STFG])([0-9]{7})([A-Z])", value.upper())
+    if m is None:
+        return False
+    prefix, digits, letter = m.groups()
+    total = _weighted(digits, (2, 7, 6, 5, 4, 3, 2)) + (4 if prefix in "TG" else 0)
+    table = "JZIHGFEDCBA" if prefix in "ST" else "XWUTRQPNMLK"
+    return table[total % 11] == letter
+
+
+def _rut(value: str) -> bool:
+    m = re.fullmatch(r"([0-9]{1,2}(?:\.?[0-9]{3}){2})-([0-9Kk])", value)
+    if m is None:
+        return False
+    body = m.group(1).replace(".", "")
+    total = sum(int(c) * (2 + i % 6) for i, c in enumerate(reversed(body)))
+    check = 11 - total % 11
+    expected = "0" if check == 11 else "K" if check == 10 else str(check)
+    return expected == m.group(2).upper()
+
+
+_BY_LENGTH: Final = {
+    9: (_bsn, _israeli, _sin),
+    10: (_egn, _rnokpp),
+    11: (_cpf, _pesel, _tc_kimlik, _fodselsnummer, _isikukood),
+    12: (_aadhaar,),
+    13: (_cnp, _thai),
+    15: (_nir,),
+    16: (_nik,),
+}
+# Weak validators (one check digit, or a date without one): a random number passes one in ten, so
+# they count only under an identity-number key or a short opaque key (``x``, ``uid``), never under
+# a known benign one (``order``, ``id``, ``page``).
+_WEAK: Final = frozenset({_bsn, _israeli, _sin, _rnokpp, _aadhaar, _thai, _nik})
+_ID_KEYS: Final = frozenset(
+    {"nin", "nid", "ssn", "sin", "tz", "bsn", "pesel", "cpf", "nik", "ktp", "aadhaar", "aadhar",
+     "uid", "uidai", "egn", "cnp", "nir", "rut", "run", "ik", "hetu", "nric", "fin", "rrn",
+     "tckn", "tc", "kimlik", "rnokpp", "inn", "ipn", "nif", "nie", "dni", "curp", "rfc", "cuil",
+     "cuit", "personnummer", "pnr", "cpr", "fnr", "nationalid", "national_id", "idno", "id_no",
+     "idnumber", "id_number", "citizen_id", "citizenid", "thaiid", "personal_code", "codice"}
+)  # fmt: skip
+
+
+def national_id(key: str, value: str) -> bool:
+    """A national identity number (checksum or built-in date valid) in one parameter value."""
+    value = value.strip()
+    if not 8 <= len(value) <= 20:
+        return False
+    if _rrn(value) or _hetu(value) or _nric(value) or _rut(value):
+        return True
+    digits = _digits(value)
+    if digits is None:
+        return False
+    weak_ok = key in _ID_KEYS or (len(key) <= 3 and key not in _BENIGN_ID_KEYS)
+    for check in _BY_LENGTH.get(len(digits), ()):
+        if check in _WEAK and not weak_ok:
+            continue
+        if check(digits):
+            return True
+    return False
+
+
+def _is_dob(value: str) -> bool:
+    m = _DATE.fullmatch(value.strip())
+    if m is None:
+        return False
+    if m.group(1):
+        return _date_ok(int(m.group(3)), int(m.group(2)))
+    return _date_ok(int(m.group(4)), int(m.group(5)))
+
+
+def _looks_like_name(value: str) -> bool:
+    words = _WORD.findall(value)
+    return 2 <= len(words) <= 6 and not any(c.isdigit() for c in value)
+
+
+def _looks_like_address(key: str, value: str) -> bool:
+    if not any(c.isdigit() for c in value) or not _WORD.search(value):
+        return False
+    return key in _ADDRESS_KEYS or _STREET.search(value) is not None
+
+
+def url_pii_kinds(pairs: Iterable[tuple[str, str]]) -> set[str]:
+    """Kinds of personal data the ``(key, value)`` pairs of one URL part reveal together."""
+    found: set[str] = set()
+    name = address = False
+    for raw_key, raw_value in pairs:
+        key = raw_key.strip().casefold().removesuffix("[]")
+        value = raw_value.strip()
+        if not value or len(value) > 256:
+            continue
+        if key in _DOB_KEYS and _is_dob(value):
+            found.add("date-of-birth")
+        if (
+            key in _PASSPORT_KEYS
+            and _PASSPORT.fullmatch(value.upper())
+            and any(c.isdigit() for c in value)
+        ):
+            found.add("passport")
+        if national_id(key, value):
+            found.add("national-id")
+        name = name or (key in _NAME_KEYS and _looks_like_name(value))
+        address = address or _looks_like_address(key, value)
+    if name and address:
+        found.add("name-address")
+    return found
