@@ -3,8 +3,9 @@
 ``check`` reads one JSON value per line from stdin. A line is either the ``params`` object of an
 ``elicitation/create`` or a wrapper ``{"id": …, "params": {…}}`` (optionally with
 ``"capabilities"``: a string like the ``--capabilities`` flag, or a list of mode names, overriding
-the flag for that line). A wrapper is an object whose ``params`` is an object and whose only other
-keys are ``id``/``capabilities``: a real params object never looks like that (form params need
+the flag for that line; and/or ``"era"``: ``"handshake"``, ``"modern"`` or null, overriding
+``--era``). A wrapper is an object whose ``params`` is an object and whose only other keys are
+``id``/``capabilities``/``era``: a real params object never looks like that (form params need
 ``message`` and ``requestedSchema``; URL params need ``message`` and ``url``).
 
 For each line it writes, in input order, one JSON line
@@ -12,6 +13,9 @@ For each line it writes, in input order, one JSON line
 where ``id`` is the wrapper's id or else the 1-based line number. ``action`` is the decision as
 made (in shadow mode, ``enforce: false``, the relay would not block it). A line that is not JSON
 is ``block`` with ``malformed``. Blank lines are skipped (no output) but still counted.
+
+``--era`` (``handshake`` or ``modern``) turns on the era-specific structure rules (a handshake-era
+URL request must carry ``elicitationId``); without it they are off.
 
 Exit status: 0 when every line was evaluated; 2 for a bad policy file or a bad ``--capabilities``.
 """
@@ -27,7 +31,8 @@ from gateway.policy.engine import evaluate
 from gateway.policy.loader import Policy, load_policy
 
 KNOWN_MODES = frozenset({"form", "url"})
-_WRAPPER_KEYS = frozenset({"id", "params", "capabilities"})
+_WRAPPER_KEYS = frozenset({"id", "params", "capabilities", "era"})
+KNOWN_ERAS = frozenset({"handshake", "modern"})
 
 
 def parse_capabilities(value: str | list[Any]) -> frozenset[str]:
@@ -49,6 +54,7 @@ def run_check(
     stdin: TextIO,
     stdout: TextIO,
     stderr: TextIO,
+    era: str | None = None,
 ) -> int:
     try:
         policy = load_policy(policy_path)
@@ -60,17 +66,26 @@ def run_check(
     except ValueError as exc:
         stderr.write(f"error: --capabilities: {exc}\n")
         return 2
+    if era is not None and era not in KNOWN_ERAS:
+        stderr.write("error: --era: use handshake or modern\n")
+        return 2
     for number, line in enumerate(stdin, start=1):
         if not line.strip():
             continue
-        result = check_line(line, number, modes=modes, server=server, policy=policy)
+        result = check_line(line, number, modes=modes, server=server, policy=policy, era=era)
         stdout.write(json.dumps(result, ensure_ascii=False, separators=(",", ":")) + "\n")
         stdout.flush()
     return 0
 
 
 def check_line(
-    line: str, number: int, *, modes: frozenset[str], server: str | None, policy: Policy
+    line: str,
+    number: int,
+    *,
+    modes: frozenset[str],
+    server: str | None,
+    policy: Policy,
+    era: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate one input line; never raises."""
     try:
@@ -89,7 +104,13 @@ def check_line(
             except (ValueError, TypeError):
                 bad = Decision(Action.BLOCK, (Finding(Reason.MALFORMED, "$.capabilities"),))
                 return _result(ident, bad)
-    return _result(ident, evaluate(params, modes=modes, server=server, policy=policy))
+        if "era" in value:
+            era = value["era"]
+            if era is not None and (not isinstance(era, str) or era not in KNOWN_ERAS):
+                bad = Decision(Action.BLOCK, (Finding(Reason.MALFORMED, "$.era"),))
+                return _result(ident, bad)
+    decision = evaluate(params, modes=modes, server=server, policy=policy, era=era)
+    return _result(ident, decision)
 
 
 def _is_wrapper(value: Any) -> bool:

@@ -85,6 +85,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "--capabilities", default="form,url", help="declared modes, e.g. form,url (default)"
     )
     check.add_argument("--server", default=None, help="upstream name for per-server overrides")
+    check.add_argument(
+        "--era",
+        choices=("handshake", "modern"),
+        default=None,
+        help="protocol era of the requests (era-specific rules; default: off)",
+    )
 
     demo = sub.add_parser("demo", help="show the gateway at work on benign and phishing requests")
     demo.add_argument(
@@ -113,6 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             policy_path=args.policy,
             capabilities=args.capabilities,
             server=args.server,
+            era=args.era,
             stdin=sys.stdin,
             stdout=sys.stdout,
             stderr=sys.stderr,

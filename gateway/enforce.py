@@ -209,7 +209,11 @@ class Enforcer:
     def _decide(self, ctx: Context, s: Sighting, policy: Policy) -> Decision:
         started = time.perf_counter()
         decision = evaluate(
-            s.params, modes=ctx.modes or frozenset(), server=ctx.upstream, policy=policy
+            s.params,
+            modes=ctx.modes or frozenset(),
+            server=ctx.upstream,
+            policy=policy,
+            era=ctx.era.value,
         )
         latency = (time.perf_counter() - started) * 1000.0
         self._audit(decision_record(ctx, s, decision, policy, latency))

@@ -196,3 +196,21 @@ def test_hostile_lines_never_stop_the_run() -> None:
         ([1], "block", ["malformed"]),
         (5, "allow", []),
     ]
+
+
+def test_era_flag_and_per_line_era() -> None:
+    url_no_id = {"mode": "url", "message": "Connect", "url": "https://example.com/connect"}
+    lines = "\n".join(
+        [
+            json.dumps({"id": "a", "params": url_no_id}),
+            json.dumps({"id": "b", "params": url_no_id, "era": "modern"}),
+            json.dumps({"id": "c", "params": url_no_id, "era": "bogus"}),
+        ]
+    )
+    off = [json.loads(x) for x in _run(["check", "--policy", DEFAULT], lines).stdout.splitlines()]
+    assert [r["action"] for r in off] == ["allow", "allow", "block"]
+    proc = _run(["check", "--policy", DEFAULT, "--era", "handshake"], lines)
+    out = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert [r["action"] for r in out] == ["block", "allow", "block"]
+    assert out[0]["findings"] == [{"reason": "malformed", "path": "$.elicitationId"}]
+    assert _run(["check", "--policy", DEFAULT, "--era", "2025"], "").returncode == 2

@@ -98,7 +98,10 @@ def _measure(split: str, policy: Policy) -> tuple[Tally, dict[str, Tally], dict[
     by_concept: dict[str, Tally] = defaultdict(Tally)
     for case in _cases(split):
         modes = parse_capabilities(case.get("capabilities") or "form,url")
-        got = evaluate(case["params"], modes=modes, server=None, policy=policy).action.value
+        decision = evaluate(
+            case["params"], modes=modes, server=None, policy=policy, era=case.get("era")
+        )
+        got = decision.action.value
         pair = (case["label"], got)
         overall.pairs[pair] += 1
         by_language[_language(case["language"])].pairs[pair] += 1

@@ -75,13 +75,24 @@ def warm_policy(policy: Policy) -> None:
             warm_up(cfg)
 
 
-def evaluate(params: Any, *, modes: frozenset[str], server: str | None, policy: Policy) -> Decision:
-    """Decide on one elicitation. Never raises: any failure is a fail-closed block."""
+def evaluate(
+    params: Any,
+    *,
+    modes: frozenset[str],
+    server: str | None,
+    policy: Policy,
+    era: str | None = None,
+) -> Decision:
+    """Decide on one elicitation. Never raises: any failure is a fail-closed block.
+
+    ``era`` is the protocol era of the exchange (``"handshake"`` or ``"modern"``, as
+    ``gateway.era.Era`` values); None or ``"unknown"`` turns the era-specific rules off (a
+    handshake-era URL request must carry ``elicitationId``, a 2026-07-28 one has none)."""
     try:
         cfg = policy.detect_config(server)
         if cfg not in _warmed:
             warm_up(cfg)
-        findings = _findings(params, modes, cfg)
+        findings = _findings(params, modes, cfg, era)
         return _decide(findings, policy, server)
     except Exception:
         return Decision(Action.BLOCK, (_INTERNAL,), enforced=policy.enforce)
@@ -102,8 +113,10 @@ def _decide(findings: list[Finding], policy: Policy, server: str | None) -> Deci
     return Decision(action, unique, enforced=policy.enforce)
 
 
-def _findings(params: Any, modes: frozenset[str], cfg: DetectConfig) -> list[Finding]:
-    envelope = check_envelope(params, cfg.limits)
+def _findings(
+    params: Any, modes: frozenset[str], cfg: DetectConfig, era: str | None = None
+) -> list[Finding]:
+    envelope = check_envelope(params, cfg.limits, era)
     findings = list(envelope.findings)
     if envelope.mode is None:
         return findings  # oversize, not an object, or an unknown mode: nothing else can run

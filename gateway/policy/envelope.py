@@ -9,7 +9,12 @@ Checked against the MCP schema (2025-11-25 and 2026-07-28 ``ElicitRequestFormPar
   property schemas (else ``schema-violation``: nesting, ``$ref``, unknown types or formats, wrong
   value types); URL: str ``message`` and ``url``, str ``elicitationId`` if present (else
   ``malformed``);
-* ``max_depth``, ``max_string``, ``max_properties`` and ``max_enum`` → ``oversize``.
+* ``max_depth``, ``max_string``, ``max_properties`` and ``max_enum`` → ``oversize``;
+* members of the other mode (a form carrying ``url``, a URL request carrying ``requestedSchema``)
+  and property names longer than ``MAX_PROPERTY_NAME`` → ``malformed``; a ``required`` entry that
+  names no property is sloppy but harmless (nothing extra is collected): not reported;
+* era-specific (only when the caller says which era): a handshake-era (2025-11-25) URL request
+  must carry ``elicitationId`` → ``malformed``; a 2026-07-28 one has none.
 
 Unknown annotation keys on a property (``pattern``, ``writeOnly``, ``x-…``) are tolerated, as the
 spec's own models ignore extra keys; keys that introduce structure or references are not.
@@ -49,6 +54,9 @@ STRUCTURAL_KEYS = frozenset(
     }
 )
 _SCHEMA_STRUCTURAL = STRUCTURAL_KEYS - {"properties", "additionalProperties"} | {"anyOf", "oneOf"}
+# A property name is a label for a field, not a payload: thousands of characters are an attack on
+# the client's rendering or on the gateway, never a form.
+MAX_PROPERTY_NAME = 256
 
 _SV = Reason.SCHEMA_VIOLATION
 _MAL = Reason.MALFORMED
@@ -72,7 +80,9 @@ def serialized_size(params: Any) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def check_envelope(params: Any, limits: Limits) -> Envelope:
+def check_envelope(params: Any, limits: Limits, era: str | None = None) -> Envelope:
+    """Layer 0 for one ``params`` object. ``era`` (``"handshake"``, ``"modern"`` or None) turns on
+    the era-specific rules; None (unknown) leaves them off."""
     try:
         size = serialized_size(params)
     except RecursionError:
@@ -89,9 +99,15 @@ def check_envelope(params: Any, limits: Limits) -> Envelope:
     findings = _limit_findings(params, limits)
     if mode == "form":
         findings += _form_findings(params, limits)
+        if "url" in params:
+            findings.append(Finding(_MAL, "$.url", detail="url-in-form"))
         inspectable = _form_inspectable(params)
     else:
         findings += _url_findings(params)
+        if "requestedSchema" in params:
+            findings.append(Finding(_MAL, "$.requestedSchema", detail="schema-in-url"))
+        if era == "handshake" and "elicitationId" not in params:
+            findings.append(Finding(_MAL, "$.elicitationId", detail="missing"))
         inspectable = isinstance(params.get("url"), str) or isinstance(params.get("message"), str)
     oversize = any(f.reason is _BIG for f in findings)
     return Envelope(mode, tuple(findings), inspectable=inspectable and not oversize)
@@ -183,12 +199,21 @@ def _form_findings(params: Mapping[str, Any], limits: Limits) -> list[Finding]:
     if len(props) > limits.max_properties:
         out.append(Finding(_BIG, json_path(*root, "properties"), detail="properties"))
     for name, prop in props.items():
+        if isinstance(name, str) and len(name) > MAX_PROPERTY_NAME:
+            out.append(Finding(_MAL, json_path(*root, "properties"), detail="property-name"))
+            continue
         out += _property(prop, (*root, "properties", name), limits)
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict) and extra:
+        out.append(Finding(_SV, json_path(*root, "additionalProperties"), detail="nested"))
     out += _required(schema.get("required"), props, root)
     return out
 
 
 def _required(required: Any, props: Mapping[str, Any], root: tuple[Part, ...]) -> list[Finding]:
+    """``required`` must be a list of strings. A name without a property is harmless (issue 10:
+    the client cannot collect a field that is not defined), so only the types are checked."""
+    del props
     if required is None:
         return []
     if not isinstance(required, list):
@@ -196,7 +221,7 @@ def _required(required: Any, props: Mapping[str, Any], root: tuple[Part, ...]) -
     return [
         Finding(_SV, json_path(*root, "required", i), detail="required")
         for i, key in enumerate(required)
-        if not isinstance(key, str) or key not in props
+        if not isinstance(key, str)
     ]
 
 

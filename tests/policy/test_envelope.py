@@ -113,13 +113,12 @@ def test_requested_schema_shape() -> None:
     assert _reasons(ref) == [("schema-violation", '$.requestedSchema["$defs"]')]
 
 
-def test_required_must_name_existing_keys() -> None:
+def test_required_entries_must_be_strings() -> None:
+    """Issue 10: a ``required`` name without a property is sloppy but harmless (the client cannot
+    collect an undefined field), so it is no longer a schema violation; a non-string still is."""
     params = _form(a={"type": "string"})
     params["requestedSchema"]["required"] = ["a", "b", 3]
-    assert _reasons(params) == [
-        ("schema-violation", "$.requestedSchema.required[1]"),
-        ("schema-violation", "$.requestedSchema.required[2]"),
-    ]
+    assert _reasons(params) == [("schema-violation", "$.requestedSchema.required[2]")]
     params["requestedSchema"]["required"] = "a"
     assert _reasons(params) == [("schema-violation", "$.requestedSchema.required")]
 
@@ -212,3 +211,37 @@ def test_extreme_nesting_does_not_raise() -> None:
 
 def test_not_json_serialisable() -> None:
     assert _reasons({"message": {1, 2}}) == [("malformed", "$")]
+
+
+def test_members_of_the_other_mode_are_malformed() -> None:
+    form = _form(a={"type": "string"})
+    form["url"] = "https://example.com/continue"
+    assert _reasons(form) == [("malformed", "$.url")]
+    url: dict[str, Any] = {"mode": "url", "message": "Open", "url": "https://x.example/"}
+    url["requestedSchema"] = {"type": "object", "properties": {}}
+    assert _reasons(url) == [("malformed", "$.requestedSchema")]
+
+
+def test_huge_property_names_are_malformed() -> None:
+    assert _reasons(_form(**{"a" * 5000: {"type": "string"}})) == [
+        ("malformed", "$.requestedSchema.properties")
+    ]
+    assert _reasons(_form(**{"a" * 200: {"type": "string"}})) == []
+
+
+def test_nested_additional_properties() -> None:
+    params = _form(a={"type": "string"})
+    params["requestedSchema"]["additionalProperties"] = {"type": "object", "properties": {}}
+    assert _reasons(params) == [("schema-violation", "$.requestedSchema.additionalProperties")]
+    params["requestedSchema"]["additionalProperties"] = False
+    assert _reasons(params) == []
+
+
+def test_elicitation_id_only_required_in_the_handshake_era() -> None:
+    url = {"mode": "url", "message": "Open", "url": "https://example.com/"}
+    assert [
+        (f.reason.value, f.path) for f in check_envelope(url, LIMITS, "handshake").findings
+    ] == [("malformed", "$.elicitationId")]
+    assert check_envelope(url, LIMITS, "modern").findings == ()
+    assert check_envelope(url, LIMITS).findings == ()  # era unknown: the rule is off
+    assert check_envelope({**url, "elicitationId": "e1"}, LIMITS, "handshake").findings == ()
