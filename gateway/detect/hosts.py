@@ -41,17 +41,17 @@ import ipaddress
 import re
 import unicodedata
 from importlib import resources
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import idna
 import re2
 import regex
 
+from gateway.detect.config import UrlConfig
 from gateway.detect.findings import Finding, Reason, Severity
 from gateway.detect.psl import split_host
 
-if TYPE_CHECKING:
-    from gateway.detect.config import UrlConfig
+_DEFAULT_URL_CONFIG: Final = UrlConfig()
 
 PATH: Final = "$.url"
 LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
@@ -364,6 +364,31 @@ class _Index:
 @functools.lru_cache(maxsize=32)
 def _index(extra: frozenset[str]) -> _Index:
     return _Index(_seed_protected() | extra)
+
+
+@functools.cache
+def _shorteners() -> frozenset[str]:
+    text = resources.files("gateway").joinpath("data", "shorteners.txt").read_text("utf-8")
+    return frozenset(
+        ln.strip().lower() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")
+    )
+
+
+def is_shortener(host: str, domain: str | None = None) -> bool:
+    """Is ``host`` (or its registrable ``domain``) a link shortener (``gateway/data/
+    shorteners.txt``)? Its links hide where they lead."""
+    names = _shorteners()
+    return host in names or (domain if domain is not None else registrable_domain(host)) in names
+
+
+def suspicious_host(host: str) -> bool:
+    """A host name that reads as someone else's (a HIGH look-alike or brand-in-domain finding under
+    the default settings) or hides its destination (a shortener): a bare domain like this in text
+    is a phishing lure even without a scheme."""
+    if is_shortener(host):
+        return True
+    findings = _check_host_cached(host, host, _DEFAULT_URL_CONFIG)
+    return any(f.reason is Reason.CONFUSABLE_HOST and f.severity is Severity.HIGH for f in findings)
 
 
 # ---------------------------------------------------------------- IP literals

@@ -20,7 +20,13 @@ What counts (``Finding.detail`` = kind, never the URL):
     but inviting the user to re-type a hidden address is the same phishing move: reported.
 ``bare-domain``
     ``example.com``, ``login.example.com.evil.xyz``, IDNs such as ``пример.рф`` — any dotted name
-    ending in a real top-level domain (the full IANA list bundled with linkify-it-py, MIT).
+    ending in a real top-level domain (the full IANA list bundled with linkify-it-py, MIT). Not
+    clickable in most renderers: form checks drop it where text only *mentions* a domain (a
+    field's description or sample value, "as shown on github.com").
+``lookalike-domain``
+    a bare domain that is itself a lure: a brand look-alike, a brand's name or domain inside
+    another domain, a throw-away phishing name (``gateway.detect.hosts.suspicious_host``) or a
+    link shortener. Reported in addition to ``bare-domain`` and kept wherever it appears.
 
 Decisions:
 
@@ -54,6 +60,7 @@ import re2
 from linkify_it.tlds import TLDS
 
 from gateway.detect.findings import Finding, Reason, Severity
+from gateway.detect.hosts import suspicious_host
 from gateway.detect.normalize import strip_invisible
 
 __all__ = ["find_links", "link_kinds"]
@@ -133,6 +140,7 @@ _LABEL_CHARS = "0-9a-z\u0080-\U0010ffff\\-"
 # characters starts, and possessive quantifiers never give characters back.
 _CANDIDATE = re.compile(rf"(?<![{_LABEL_CHARS}_@./\\])[{_LABEL_CHARS}]++(?:\.[{_LABEL_CHARS}]++)++")
 _MAX_CANDIDATES = 4096  # distinct dotted names inspected per text; beyond that: fail closed
+_MAX_NAMES = 16  # domain names checked for look-alikes per text
 
 
 def _label_char(ch: str) -> bool:
@@ -159,18 +167,33 @@ def _is_domain(text: str, name: str, end: int) -> bool:
     return not _is_file_name(labels, after)
 
 
-def _bare_domain(text: str) -> bool:
-    """Is there a dotted name ending in a real TLD? Fails closed past ``_MAX_CANDIDATES``."""
+def _bare_domains(text: str) -> tuple[bool, list[str]]:
+    """(is there a dotted name ending in a real TLD?, the first few such names). Fails closed
+    (True) past ``_MAX_CANDIDATES`` candidates."""
     seen: set[tuple[str, str]] = set()
+    names: list[str] = []
     for m in _CANDIDATE.finditer(text):
         name, end = m.group(), m.end()
         key = (name, text[end : end + 2])
         if key in seen:
             continue
         if len(seen) >= _MAX_CANDIDATES:
-            return True
+            return True, names
         seen.add(key)
-        if _is_domain(text, name, end):
+        if _is_domain(text, name, end) and len(names) < _MAX_NAMES:
+            names.append(name)
+    return bool(names), names
+
+
+def _lure(names: list[str]) -> bool:
+    """A named host that reads as a brand's or hides its target (``paypal-secure-check.com``,
+    ``bit.ly``): a lure even in a description, where a plain mention (``github.com``) is not."""
+    for name in names:
+        try:
+            host = idna.encode(name, uts46=True).decode("ascii")
+        except (idna.IDNAError, UnicodeError, ValueError):
+            host = name
+        if suspicious_host(host):
             return True
     return False
 
@@ -244,8 +267,12 @@ def link_kinds(text: str) -> list[str]:
             kinds.append(kind)
     if "obfuscated" not in kinds and " dot " in view and _spoken_dot(view):
         kinds.append("obfuscated")
-    if "." in view and _bare_domain(view):
-        kinds.append("bare-domain")
+    if "." in view:
+        found, names = _bare_domains(view)
+        if found:
+            kinds.append("bare-domain")
+        if _lure(names):
+            kinds.append("lookalike-domain")
     return kinds
 
 

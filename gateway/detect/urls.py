@@ -36,7 +36,6 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from importlib import resources
 from typing import Final
 from urllib.parse import unquote, unquote_plus
 
@@ -45,7 +44,7 @@ import regex
 
 from gateway.detect.config import Limits, UrlConfig
 from gateway.detect.findings import Finding, Reason, Severity
-from gateway.detect.hosts import LOOPBACK_HOSTS, check_host, registrable_domain
+from gateway.detect.hosts import LOOPBACK_HOSTS, check_host, is_shortener, registrable_domain
 from gateway.detect.pii import find_pii
 from gateway.detect.url_pii import url_pii_kinds
 
@@ -625,15 +624,6 @@ def _invisible(url: str) -> bool:
     return _INVISIBLE.search(url) is not None
 
 
-@functools.cache
-def _shorteners() -> frozenset[str]:
-    """Link-shortener domains (``gateway/data/shorteners.txt``): their links hide the target."""
-    text = resources.files("gateway").joinpath("data", "shorteners.txt").read_text("utf-8")
-    return frozenset(
-        ln.strip().lower() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")
-    )
-
-
 def _misleading_at(a: _Analysis, url: str, domain: str | None) -> None:
     """``@paypal.com`` after the authority (in the path, query or fragment) makes the text read as
     if the link went to that host: reported when it is not the URL's own domain."""
@@ -704,7 +694,7 @@ def analyze_url(url: str, path: str, cfg: UrlConfig, limits: Limits) -> list[Fin
         _norm_key(k) in {"auto", "autologin", "auto_login", "login", "sso", "oneclick"}
         for k, _ in query_pairs
     )
-    if a.domain is not None and (a.domain in _shorteners() or host in _shorteners()):
+    if a.domain is not None and is_shortener(host, a.domain):
         a.add(Reason.TYPOSQUAT, "shortener", Severity.LOW)
     a.preauth_families({_norm_key(k) for k, _ in query_pairs})
     a.path_segments(host, str(parsed.pathname))

@@ -180,3 +180,27 @@ def test_bounded_on_adversarial_input(text: str) -> None:
 def test_many_distinct_candidates_fail_closed() -> None:
     text = " ".join(f"f{i}.md" for i in range(5000))
     assert link_kinds(text) == ["bare-domain"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Go to paypal-secure-check.com and confirm",
+        "Confirm at account-security.xyz today",
+        "Details: bit.ly/hadiah-undian-2026",
+        "see paypa1.com for the invoice",
+        "login-chase.com.secure-id.net",
+    ],
+)
+def test_lure_domains(text: str) -> None:
+    """Issue 10: a bare domain that is a look-alike, brand-in-domain or shortener is a lure wherever
+    it is written (a plain mention is dropped in descriptions by the form checks)."""
+    assert "lookalike-domain" in link_kinds(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["owner/name, as shown on github.com", "e.g. api.example.io", "like alice.bsky.social"],
+)
+def test_plain_mentions_are_no_lure(text: str) -> None:
+    assert link_kinds(text) == ["bare-domain"]
