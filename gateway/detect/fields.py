@@ -34,7 +34,7 @@ from gateway.detect.config import FormConfig, Limits
 from gateway.detect.findings import Finding, Reason, Severity, json_path
 from gateway.detect.lexicon import Category, Hits, Lexicon, lexicon_for
 from gateway.detect.links import link_kinds
-from gateway.detect.normalize import has_invisible, words
+from gateway.detect.normalize import has_invisible, has_lookalikes, words
 from gateway.detect.secrets import scan_secrets
 
 __all__ = ["check_form", "check_text"]
@@ -74,8 +74,18 @@ def _facts(text: str, decode_depth: int) -> tuple[tuple[str, ...], tuple[str, ..
     return tuple(link_kinds(text)), secrets, has_invisible(text)
 
 
+def _disguised_name(text: str) -> bool:
+    """Does a dotted word of ``text`` hold look-alike letters of another script ("аррӏе.com")?"""
+    return any("." in w and has_lookalikes(w) for w in text.split())
+
+
 def _text_findings(
-    text: str, where: str | tuple[str | int, ...], limits: Limits, *, uri_example: bool
+    text: str,
+    where: str | tuple[str | int, ...],
+    limits: Limits,
+    *,
+    uri_example: bool,
+    prose: bool = False,
 ) -> list[Finding]:
     """Findings of one string; ``where`` is its JSON path or the parts of it (built only when
     something is found: most strings hold nothing, and a 64 KiB form holds thousands)."""
@@ -85,6 +95,13 @@ def _text_findings(
         kinds, secrets, invisible = _facts(text, limits.decode_depth)
     if not (kinds or secrets or invisible):
         return []
+    if prose and "bare-domain" in kinds and not _disguised_name(text):
+        # A plain domain named in a field's description or sample value ("as shown on
+        # github.com", "e.g. api.example.io") is not a link: nothing to click (LABELLING.md).
+        # Written with look-alike letters ("аррӏе.com") it is a disguise, and still reported.
+        kinds = tuple(k for k in kinds if k != "bare-domain")
+        if not (kinds or secrets or invisible):
+            return []
     path = where if isinstance(where, str) else json_path(*where)
     out = [
         Finding(
@@ -170,6 +187,7 @@ class _Field:
     hits: tuple[Hits, ...]  # key, title, description
     name_hits: tuple[Hits, ...]  # key, title
     title_hits: Hits | None  # the label the user reads: its negatives speak for the field
+    desc_hits: Hits | None
     opaque: bool  # nothing in the key, title or description says what the field is for
 
     @property
@@ -254,7 +272,9 @@ def _field(key: str, spec: Mapping[str, Any], lex: Lexicon) -> _Field:
         and _says_nothing(title, title_hits)
         and _says_nothing(desc, desc_hits)
     )
-    return _Field(key, spec, _is_value_entry(spec), all_hits, name_hits, title_hits, opaque)
+    return _Field(
+        key, spec, _is_value_entry(spec), all_hits, name_hits, title_hits, desc_hits, opaque
+    )
 
 
 def _structural(spec: Mapping[str, Any], key: str) -> str | None:
@@ -293,17 +313,26 @@ _NUMERIC_SECRETS = frozenset({"pin", "otp", "card_pin", "card_cvc", "card_number
 
 def _numeric_setting(f: _Field, category: Category) -> bool:
     """A number field *about* a secret (its length, count, validity in days, attempts...)."""
-    types = _types(f.spec)
-    if not types or not types <= _NUMERIC:
+    if not _is_numeric(f.spec):
         return False
     if "default" in f.spec:
         return True  # nobody has a default PIN: a number with a default is a setting
-    if category.name in _NUMERIC_SECRETS:
-        return any(h.setting for h in f.name_hits)
-    if any(h.setting for h in f.hits):
+    if category.name not in _NUMERIC_SECRETS and category.severity >= Severity.HIGH:
+        # Passwords, tokens, keys, phrases are text: a number that names one is about it
+        # (a length, a count of LLM or game tokens, a number of backup codes).
         return True
     maximum = f.spec.get("maximum")
-    return isinstance(maximum, int | float) and maximum < 1000
+    if isinstance(maximum, int | float) and maximum < 1000 and category.name in ("pin", "otp"):
+        return True  # no PIN or one-time code has fewer than four digits
+    return any(h.setting for h in (f.name_hits if category.name in _NUMERIC_SECRETS else f.hits))
+
+
+def _benign_sense(f: _Field) -> bool:
+    """The title or description gives a word that can mean "password" its other sense: a slogan,
+    a motto, a dictionary entry, a crossword answer, a queue ticket, a course code, a transfer
+    reference ("hasło reklamowe", "Slovníkové heslo", "Senha de atendimento", "Kennwort" for a
+    donation). The key alone never does."""
+    return any(h.benign for h in (f.title_hits, f.desc_hits) if h is not None)
 
 
 def _names(f: _Field, *, card_ok: bool) -> set[str]:
@@ -313,18 +342,48 @@ def _names(f: _Field, *, card_ok: bool) -> set[str]:
     names: set[str] = set()
     for h in f.hits:
         names |= h.strong | (h.gated if card_ok else frozenset())
-    if f.title_hits is not None and f.title_hits.negated:
-        names -= f.title_hits.negated
+    label = f.title_hits
+    if label is None or (label.generic and not label.strong and not label.negated):
+        label = f.desc_hits  # no telling title ("Number"): the description says what it is
+    if label is not None and label.negated:
+        names -= label.negated
     return names
 
 
+def _is_numeric(spec: Mapping[str, Any]) -> bool:
+    types = _types(spec)
+    return bool(types) and types <= _NUMERIC
+
+
+def _numeric_digits(spec: Mapping[str, Any]) -> int | None:
+    """Digit count of a number field bounded like a code: 0..999999 (or 100..999)."""
+    maximum, minimum = spec.get("maximum"), spec.get("minimum", 0)
+    if not isinstance(maximum, int) or isinstance(maximum, bool) or not 999 <= maximum <= 99999999:
+        return None
+    text = str(maximum)
+    if set(text) != {"9"} or not isinstance(minimum, int) or minimum < 0:
+        return None
+    return len(text)
+
+
 def _classify(
-    f: _Field, lex: Lexicon, *, card_ok: bool, message: Category | None, postal: bool
+    f: _Field,
+    lex: Lexicon,
+    *,
+    card_ok: bool,
+    message: Category | None,
+    postal: bool,
+    channel: bool = False,
 ) -> tuple[Category, str] | None:
     """The category of one value-entry field and a value-free detail label."""
     names = _names(f, card_ok=card_ok)
+    numeric = _is_numeric(f.spec)
+    if numeric and "password" in names:
+        names.add("pin")  # a password that is a number is a PIN ("Senha", 0-9999)
     if postal and "pin" in names:
         names.discard("pin")  # an Indian postal "PIN code" in an address form
+    if numeric and "pin" in names:
+        names -= {"secret", "password"}
     found = _pick(lex, names)
     structural = _structural(f.spec, f.key)
     if structural is not None and (found is None or found.severity < Severity.HIGH):
@@ -332,14 +391,18 @@ def _classify(
     if found is not None:
         if _numeric_setting(f, found):
             return None
+        if found.reason is Reason.SECRET_FIELD and _benign_sense(f):
+            return None
         return found, found.detail
+    if message is None and channel and f.opaque and numeric:
+        message = lex.category("otp")  # "Enter what the SMS says" and a bare number field
     if message is not None and (f.generic or f.opaque):
         if postal and message.name == "pin":
             return None
         if _numeric_setting(f, message):
             return None
         return message, message.detail + ("-message" if f.opaque and not f.generic else "")
-    digits = _short_digits(f.spec)
+    digits = _short_digits(f.spec) if not numeric else _numeric_digits(f.spec)
     if digits is not None and any(h.code_word and "otp" not in h.negated for h in f.hits):
         if card_ok and digits in (3, 4) and any(h.card_context for h in f.hits):
             return lex.category("card_cvc"), "digit-pattern"
@@ -405,7 +468,9 @@ def _autocomplete_named(spec: Mapping[str, Any], key: str) -> bool:
 
 
 def _message_category(hits: Hits, lex: Lexicon, cfg: FormConfig) -> Category | None:
-    card_ok = hits.card_context or not cfg.card_context_required
+    # "Complete the payment for your order": an order number is not a card number, but the
+    # payment still makes the form's code and number fields card fields.
+    card_ok = hits.card_context or hits.payment_words or not cfg.card_context_required
     found = _pick(lex, set(hits.strong | (hits.gated if card_ok else frozenset())))
     if found is None and hits.channel and hits.code_word and "otp" not in hits.negated:
         return lex.category("otp")  # "we sent you a 6-digit code by SMS"
@@ -481,7 +546,12 @@ def _field_findings(
         if f.allowed:
             continue
         others = n_cardish - cardish[i] > 0
-        card_ok = not cfg.card_context_required or msg_hits.card_context or others
+        card_ok = (
+            not cfg.card_context_required
+            or msg_hits.card_context
+            or msg_hits.payment_words
+            or others
+        )
         path = json_path("requestedSchema", "properties", f.key)
         if not f.value_entry:
             result = _classify_choice(
@@ -495,7 +565,14 @@ def _field_findings(
             if result is not None:
                 out.append(Finding(result[0].reason, path, result[0].severity, result[1]))
             continue
-        result = _classify(f, lex, card_ok=card_ok, message=msg_category, postal=postal)
+        result = _classify(
+            f,
+            lex,
+            card_ok=card_ok,
+            message=msg_category,
+            postal=postal,
+            channel=msg_hits.channel,
+        )
         if result is not None:
             category, detail = result
             out.append(Finding(category.reason, path, category.severity, detail))
@@ -534,8 +611,9 @@ def _property_text_findings(key: str, spec: object, limits: Limits) -> list[Find
     fmt = spec.get("format")
     uri_field = isinstance(fmt, str) and fmt.strip().lower() in _URI_FORMATS
     for parts, text in _visible_strings(spec, base, 3, limits):
+        in_prose = len(parts) == 4 and parts[3] in _EXAMPLE_KEYS
         example = uri_field and len(parts) > 3 and parts[3] in _EXAMPLE_KEYS
-        out.extend(_text_findings(text, parts, limits, uri_example=example))
+        out.extend(_text_findings(text, parts, limits, uri_example=example, prose=in_prose))
     return out
 
 

@@ -65,6 +65,8 @@ class Hits:
     postal: bool = False  # names a postal address / delivery (an Indian "PIN code" is postal)
     setting: bool = False  # names a setting of a secret (length, count, days, attempts ...)
     channel: bool = False  # names how a code is delivered (SMS, "we sent", authenticator)
+    benign: bool = False  # gives a secret word its everyday sense (slogan, dictionary entry ...)
+    payment_words: bool = False  # card-context words, whatever negatives sit next to them
 
 
 def _no_space_script(term: str) -> bool:
@@ -94,6 +96,7 @@ _CODE_WORD: _Key = ("@code_word", _STRONG)
 _POSTAL: _Key = ("@postal_context", _STRONG)
 _SETTING: _Key = ("@setting_context", _STRONG)
 _CHANNEL: _Key = ("@channel_context", _STRONG)
+_BENIGN: _Key = ("@benign_sense", _STRONG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +281,7 @@ class Lexicon:
             (_POSTAL, "postal_context"),
             (_SETTING, "setting_context"),
             (_CHANNEL, "channel_context"),
+            (_BENIGN, "benign_sense"),
         ):
             ctx_spec = data.get(bag) or {}
             index.fill(key, ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
@@ -332,6 +336,8 @@ class Lexicon:
             postal=_POSTAL in found,
             setting=_SETTING in found,
             channel=_CHANNEL in found,
+            benign=_BENIGN in found,
+            payment_words=_CARD_CONTEXT in found,
         )
 
 

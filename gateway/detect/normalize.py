@@ -32,7 +32,15 @@ from urllib.parse import unquote
 
 import re2
 
-__all__ = ["decode_layers", "fold", "has_invisible", "squash", "strip_invisible", "words"]
+__all__ = [
+    "decode_layers",
+    "fold",
+    "has_invisible",
+    "has_lookalikes",
+    "squash",
+    "strip_invisible",
+    "words",
+]
 
 # --- invisible characters --------------------------------------------------------------------
 
@@ -159,6 +167,14 @@ def _lookalike_table() -> dict[int, str]:
 
 
 _LOOKALIKE_TABLE = _lookalike_table()
+
+
+def has_lookalikes(text: str) -> bool:
+    """True when ``text`` holds a letter of another script that renders like an ASCII letter
+    (Cyrillic ``а``, Greek ``ο``, …): a sign of a disguised name."""
+    return not text.isascii() and any(ord(c) in _LOOKALIKE_TABLE for c in text)
+
+
 # Dots that browsers and IDNA treat as label separators.
 _DOTS = {ord("\u3002"): ".", ord("\uff61"): ".", ord("\uff0e"): "."}
 _TABLE = {**_LOOKALIKE_TABLE, **_DOTS}
