@@ -58,6 +58,7 @@ from run import (
     RESULTS,
     Procs,
     Target,
+    cpu_seconds,
     free_port,
     modern_request,
     pin,
@@ -305,6 +306,7 @@ class Phase:
     rss_before: int
     rss_peak: int = 0
     rss_after: int = 0
+    cpu: float = 0.0  # the gateway's CPU, share of one core, during the attack
 
 
 def start_gateway(procs: Procs, upstream: Target) -> Target:
@@ -332,12 +334,24 @@ class Sampler:
     def __init__(self, gateway: Target) -> None:
         self.gateway = gateway
         self.rss: list[tuple[float, int]] = []
+        self.cpu: list[tuple[float, float]] = []  # (time, CPU seconds used so far)
         self.stop = asyncio.Event()
 
     async def run(self) -> None:
         while not self.stop.is_set():
-            self.rss.append((time.monotonic(), rss_kib(self.gateway.pids())))
+            pids = self.gateway.pids()
+            now = time.monotonic()
+            self.rss.append((now, rss_kib(pids)))
+            self.cpu.append((now, cpu_seconds(pids)))
             await asyncio.sleep(0.5)
+
+    def cpu_share(self, a: float, b: float) -> float:
+        """The gateway's CPU use between two times, as a share of one core."""
+        inside = [(t, c) for t, c in self.cpu if a <= t <= b]
+        if len(inside) < 2:
+            return 0.0
+        (t0, c0), (t1, c1) = inside[0], inside[-1]
+        return (c1 - c0) / (t1 - t0)
 
     def between(self, a: float, b: float) -> list[int]:
         return [k for t, k in self.rss if a <= t <= b]
@@ -372,6 +386,7 @@ async def run_phase(
     phase = Phase(name, start, end, [json.loads(out[0]) for out in outs], before)
     phase.rss_peak = max(rss.between(start, settle), default=0)
     phase.rss_after = int(statistics.median(rss.between(settle - 3, settle)))
+    phase.cpu = rss.cpu_share(start, end)
     print(f"{name}: done", file=sys.stderr)
     return phase
 
@@ -391,6 +406,7 @@ async def bench(args: argparse.Namespace) -> str:
         await asyncio.sleep(args.baseline)
         base = int(statistics.median(rss.between(t, time.monotonic())))
         phases = [Phase("baseline", t, time.monotonic(), [], base, base, base)]
+        phases[0].cpu = rss.cpu_share(t, time.monotonic())
         combined = [
             ("slowloris", args.connections),
             ("slowbody", args.connections),
@@ -456,8 +472,8 @@ def report(
         "## The probe (a normal `tools/call`) and the gateway's memory",
         "",
         "| Phase | calls | p50 ms | p99 ms | max ms | failed | p99 ≤ 50 ms | control p99 / max "
-        "ms | RSS before | peak | after cool-down | back to baseline |",
-        "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|",
+        "ms | gateway CPU | RSS before | peak | after cool-down | back to baseline |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|",
     ]
     base = phases[0].rss_before
     for p in phases:
@@ -467,7 +483,7 @@ def report(
             f"| {p.name} | {len(w)} | {pct(w, 0.5):.2f} | {pct(w, 0.99):.2f} | "
             f"{max(w, default=0):.2f} | {fails(p)} | "
             f"{'met' if pct(w, 0.99) <= P99_TARGET_MS else '**missed**'} | "
-            f"{pct(c, 0.99):.2f} / {max(c, default=0):.2f} | "
+            f"{pct(c, 0.99):.2f} / {max(c, default=0):.2f} | {p.cpu * 100:.0f} % | "
             f"{p.rss_before / 1024:.1f} MiB | {p.rss_peak / 1024:.1f} MiB | "
             f"{p.rss_after / 1024:.1f} MiB | "
             f"{'yes' if back else f'**no** (+{(p.rss_after - base) / 1024:.1f} MiB)'} |"

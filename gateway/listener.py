@@ -82,8 +82,8 @@ _HEADER_TIMEOUT_RESPONSE: Final = (
 # Listen backlog: during a flood, connections wait a few turns of the loop in the kernel's queue
 # to be accepted (and refused above the cap) rather than have their SYNs dropped and retried.
 BACKLOG: Final = 1024
-ACCEPT_BATCH: Final = 16  # connections accepted per turn of the event loop, at most
-EXPIRY_BATCH: Final = 32  # connections closed on a timeout per turn of the event loop, at most
+ACCEPT_BATCH: Final = 8  # connections accepted per turn of the event loop, at most
+EXPIRY_BATCH: Final = 8  # connections closed on a timeout per turn of the event loop, at most
 
 
 class BodyTimeout(TimeoutError):
