@@ -355,6 +355,14 @@ def _is_numeric(spec: Mapping[str, Any]) -> bool:
     return bool(types) and types <= _NUMERIC
 
 
+def _is_identity(f: _Field) -> bool:
+    """A field that says it holds a contact or account name (an email, a user name)."""
+    fmt = f.spec.get("format")
+    if isinstance(fmt, str) and fmt in ("email", "date", "date-time", "uri", "idn-email"):
+        return True
+    return any(w in ("email", "mail", "username", "login", "user") for w in words(f.key))
+
+
 def _numeric_digits(spec: Mapping[str, Any]) -> int | None:
     """Digit count of a number field bounded like a code: 0..999999 (or 100..999)."""
     maximum, minimum = spec.get("maximum"), spec.get("minimum", 0)
@@ -388,6 +396,17 @@ def _classify(
     structural = _structural(f.spec, f.key)
     if structural is not None and (found is None or found.severity < Severity.HIGH):
         return lex.category(structural), _structural_detail(f.spec, f.key)
+    if found is not None and found.severity < Severity.HIGH and f.opaque and message is not None:
+        found = None  # a stray short word in a random key; the message says what it is for
+    if (
+        found is None
+        and message is not None
+        and message.name == "kba"
+        and not numeric
+        and not _is_identity(f)
+    ):
+        # "Answer your security question" and a field titled with the question itself
+        return message, message.detail + "-message"
     if found is not None:
         if _numeric_setting(f, found):
             return None
@@ -472,7 +491,8 @@ def _message_category(hits: Hits, lex: Lexicon, cfg: FormConfig) -> Category | N
     # payment still makes the form's code and number fields card fields.
     card_ok = hits.card_context or hits.payment_words or not cfg.card_context_required
     found = _pick(lex, set(hits.strong | (hits.gated if card_ok else frozenset())))
-    if found is None and hits.channel and hits.code_word and "otp" not in hits.negated:
+    low = found is None or found.severity < Severity.HIGH
+    if low and hits.channel and hits.code_word and "otp" not in hits.negated:
         return lex.category("otp")  # "we sent you a 6-digit code by SMS"
     return found
 
