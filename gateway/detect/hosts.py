@@ -107,7 +107,17 @@ _PHISHY_WORDS: Final = frozenset(
      "mobilebanking", "id", "identity", "kimlik", "giris", "dogrulama", "aadhaar", "tax",
      "voucher", "hadiah", "undian", "kompensaciya", "vyplata", "suspended", "locked", "blocked",
      "activate", "activation", "device", "devices", "otp", "2fa", "mfa", "token", "unusual",
-     "case", "appeal", "dispute", "fee", "fees", "free", "offer", "sale", "deal", "lucky"}
+     "case", "appeal", "dispute", "fee", "fees", "free", "offer", "sale", "deal", "lucky",
+     "center", "centre", "help", "resolution", "renewal", "renew", "expired", "app", "card",
+     "bank", "tan", "pix", "klik", "betaalpas", "veilig", "teruggave", "verlopen", "rimborso",
+     "devolucion", "reembolso", "aide", "doplata", "platnosc", "dostawa", "weryfikacja",
+     "logowanie", "suivi", "livraison", "compensation", "certicode", "zustellung", "sendung",
+     "rastreio", "rastreamento", "encomenda", "entrega", "spedizione", "consegna", "teslimat",
+     "kargo", "odeme", "guncelle", "dogrula", "masuk", "verifikasi", "xacminh", "xacthuc",
+     "cashback", "premium", "nitro", "win", "winner", "lottery", "giveaway", "airdrop",
+     "mint", "seed", "ledger",
+     "mail", "webmail", "mailbox", "storage", "docs", "document", "documents", "file", "share",
+     "factura", "fatura", "rechnung", "facture", "fattura", "faktura"}
 )  # fmt: skip
 # Characters that look like a URL separator (slash, dot, colon, at, question mark) inside a host
 # label: ``paypal.com∕webapps.evil.io`` reads as the brand's host followed by a path.
@@ -117,6 +127,16 @@ _FAKE_SEPARATORS: Final = frozenset(
     "\u3002\uff0e\ufe52\u2e33\u02d0\ua789\u2236\uff1a\ufe55\uff20\ufe6b\uff1f\u0294"
     "\u2039\u203a\u2063\u01c0\u05c0\u2223\u2758"
 )
+# Registrable labels of brand domains that are ordinary words (never a brand sign by themselves).
+_GENERIC_LABELS: Final = frozenset(
+    {"shop", "cash", "wise", "ally", "key", "box", "sky", "free", "mail", "web", "line", "live",
+     "one", "mac", "post", "office", "max", "ring", "mint", "square", "chime", "target", "discover",
+     "booking", "orange", "signal", "notion", "slack", "zoom", "stripe", "bolt", "otto", "noon",
+     "global", "proton", "threads", "messenger", "disney", "android", "windows", "ledger",
+     "exodus", "phantom", "gemini", "kraken", "steam", "chase", "citizens", "regions", "equity",
+     "fidelity", "vanguard", "nationwide", "halifax", "revenue", "spectrum", "claro", "vivo",
+     "smart", "globe", "bell", "inter", "marcus", "sage", "canva", "figma", "asana", "wix"}
+)  # fmt: skip
 _TOKEN_SPLIT: Final = re.compile(r"[.\-]+")
 _MIN_BRAND_LEN: Final = 4  # protected labels shorter than this only match as whole domains
 _MIN_SUBSTRING_LEN: Final = 6  # "securepaypal" style matches need a distinctive brand
@@ -296,6 +316,14 @@ class _Index:
                 own[d] = next_id
                 next_id += 1
         self.domains = all_domains
+        generic_labels = _GENERIC_LABELS | {n for n, (_, g) in names.items() if g}
+        labels = {d: _label_of(d) for d in all_domains}
+        # Domains whose label is a word (x.com, shop.app, cash.app) match inside another host only
+        # as whole labels followed by more (x.com.evil.net), never glued by a hyphen.
+        self.embeddable = frozenset(d for d, lb in labels.items() if len(lb) >= 2)
+        self.distinctive_domains = frozenset(
+            d for d, lb in labels.items() if len(lb) >= 5 and lb not in generic_labels
+        )
         self.own = own
         self.names = names
         self.folded_names: dict[str, int] = {}
@@ -500,12 +528,14 @@ def _embedded_domain(host: str, domain: str, index: _Index) -> bool:
                 continue
             candidate = host[start:end]
             if end == len(host):
-                if candidate in index.domains and candidate != domain and host[start - 1] == "-":
+                # my-paypal.com: only a distinctive brand label (example-shop.app is not Shopify's)
+                hyphened = start > 0 and host[start - 1] == "-"
+                if hyphened and candidate in index.distinctive_domains and candidate != domain:
                     return True
                 break
             if host[end] == ".":
                 dots += 1
-            if candidate in index.domains and "." in candidate and candidate != domain:
+            if "." in candidate and candidate != domain and candidate in index.embeddable:
                 return True
             if dots > 4:
                 break
@@ -520,7 +550,10 @@ def _digit_fold(token: str) -> str:
 
 
 def _name_matches(tokens: list[str], index: _Index) -> list[tuple[str, bool]]:
-    """(detail, generic) for each brand name found among host tokens (joined neighbours too)."""
+    """(detail, needs a sign) for each brand name among host tokens (joined neighbours too): a
+    look-alike spelling (``outl00k``) or a brand split by hyphens (``pay-pal``) is a sign itself;
+    a distinctive name as a token counts alone (``nubank-app``); a brand that is also a word
+    (``orange-county``) or a name inside a longer word (``amazonwatch``) needs a sign."""
     out: list[tuple[str, bool]] = []
     n = len(tokens)
     for i in range(n):
@@ -530,7 +563,9 @@ def _name_matches(tokens: list[str], index: _Index) -> list[tuple[str, bool]]:
                 continue
             hit = index.names.get(word)
             if hit is not None:
-                out.append(("brand-name", hit[1]))
+                # a distinctive name needs no other sign; a word-like one (orange) does; a brand
+                # split by hyphens (pay-pal) is written to pass a filter: a sign itself
+                out.append(("brand-name", hit[1] and j - i == 1))
                 continue
             if j - i > 1:
                 continue
@@ -544,7 +579,7 @@ def _name_matches(tokens: list[str], index: _Index) -> list[tuple[str, bool]]:
                         out.append(("ascii-lookalike", False))
                         break
             if len(word) > _MIN_SUBSTRING_LEN and index.contains_name(folded) is not None:
-                out.append(("brand-name", False))
+                out.append(("brand-name", True))
     return out
 
 
@@ -571,12 +606,15 @@ def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bo
             out.append(("ascii-lookalike", True))
         else:
             out.append(("other-suffix", risky or phishy))
-    sign = risky or phishy or embedded
-    for detail, generic in _name_matches(label_tokens, index):
-        out.append((detail, sign or not generic))
-    sub_tokens = tokens[: len(tokens) - len(label_tokens)]
+    country = any(len(t) == 2 and t.isalpha() for t in tokens)  # paypal-de, santander-es
+    label_hits = _name_matches(label_tokens, index)
+    sub_hits = _name_matches(tokens[: len(tokens) - len(label_tokens)], index)
+    lookalike = any(d == "ascii-lookalike" for d, _ in label_hits + sub_hits)
+    glued = any(w in label for w in _PHISHY_WORDS if len(w) >= 5)  # securepaypal, paypalverify
+    sign = risky or phishy or embedded or country or lookalike
+    out.extend((detail, sign or glued or not needs_sign) for detail, needs_sign in label_hits)
     if sign:  # a brand word as a subdomain label (github.acme-corp.com) alone is no phishing
-        out.extend((detail, True) for detail, _ in _name_matches(sub_tokens, index))
+        out.extend((detail, True) for detail, _ in sub_hits)
     if not out and len(label_tokens) == 1 and len(folded) >= _MIN_EDIT_LEN - 1:
         edit = index.one_edit(folded)
         if edit is not None:

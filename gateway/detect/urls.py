@@ -560,7 +560,13 @@ class _Analysis:
             self.add(Reason.CONFUSABLE_HOST, f"{detail}:request-catcher")
         if oauth and not is_ip:
             for finding in check_host(host, host, self.cfg):
-                if finding.severity is Severity.HIGH and finding.reason is Reason.CONFUSABLE_HOST:
+                # an integration named after the provider (slack-bot.example.com) is normal:
+                # only look-alike spellings and embedded brand domains count here
+                if (
+                    finding.severity is Severity.HIGH
+                    and finding.reason is Reason.CONFUSABLE_HOST
+                    and finding.detail != "brand-name"
+                ):
                     self.add(Reason.CONFUSABLE_HOST, f"{detail}:{finding.detail}")
         inner = _Analysis(self.path, self.cfg, Limits(decode_depth=self.depth))
         inner.domain = domain

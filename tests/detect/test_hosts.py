@@ -369,3 +369,40 @@ def test_typical_host_is_fast() -> None:
             check_host(h, h, CFG)
     per_call_ms = (time.perf_counter() - start) * 1000 / 800
     assert per_call_ms < 1.0
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "bancolombia-seguridad.top",  # brands across continents, phrasing in their languages
+        "dhl-paket-zustellung.de",
+        "correios.com.br-rastreamento.xyz",
+        "inpost-doplata.pl",
+        "gosuslugi-compensation.ru",
+        "uidai-aadhaar-kyc.com",
+        "mpesa-safaricom.app",
+        "kbank-th.app",
+        "labanquepostale-certicode.com",
+        "outl00k.office365-mail.com",  # a look-alike spelling in a subdomain
+        "rakuten-card.co.jp.login-verify.com",
+    ],
+)
+def test_regional_brand_impersonation_blocks(raw: str) -> None:
+    found = check(raw)
+    assert any(f.reason is Reason.CONFUSABLE_HOST and f.severity is Severity.HIGH for f in found)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "www.rakuten-card.co.jp",  # a brand's own domains are never reported
+        "www.nubank.com.br",
+        "www.mercadopago.com.br",
+        "octo-org.github.io",
+        "delivery.example-shop.app",  # shop.app is a word, not a brand inside this host
+        "github.acme-corp.com",  # a self-hosted product named as a subdomain
+        "www.apple-pie-recipes.com",  # a brand that is also a word, no sign of phishing
+    ],
+)
+def test_brand_words_in_honest_hosts_do_not_block(raw: str) -> None:
+    assert all(f.severity is Severity.LOW for f in check(raw))
