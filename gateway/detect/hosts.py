@@ -261,6 +261,7 @@ def _fold(s: str) -> str:
     return out.replace("rn", "m").replace("vv", "w").replace("cl", "d")
 
 
+@functools.lru_cache(maxsize=8192)
 def _label_of(domain: str) -> str:
     """The registrable label: ``paypal`` for ``paypal.com``, ``amazon`` for ``amazon.co.uk``."""
     suffix = split_host(domain)[1]
