@@ -355,6 +355,15 @@ def _is_numeric(spec: Mapping[str, Any]) -> bool:
     return bool(types) and types <= _NUMERIC
 
 
+def _delivered_code(f: _Field) -> bool:
+    """The field's own text says it holds what was just delivered ("the number we just texted
+    you", "the digits you received by text") — a one-time code, unless it is a phone number."""
+    hits = [h for h in (f.title_hits, f.desc_hits) if h is not None]
+    if not any(h.channel for h in hits) or any(h.phone or h.allowed for h in f.hits):
+        return False
+    return not _is_identity(f) and not any("otp" in h.negated for h in hits)
+
+
 def _is_identity(f: _Field) -> bool:
     """A field that says it holds a contact or account name (an email, a user name)."""
     fmt = f.spec.get("format")
@@ -382,6 +391,7 @@ def _classify(
     message: Category | None,
     postal: bool,
     channel: bool = False,
+    benign_form: bool = False,
 ) -> tuple[Category, str] | None:
     """The category of one value-entry field and a value-free detail label."""
     names = _names(f, card_ok=card_ok)
@@ -410,7 +420,7 @@ def _classify(
     if found is not None:
         if _numeric_setting(f, found):
             return None
-        if found.reason is Reason.SECRET_FIELD and _benign_sense(f):
+        if found.reason is Reason.SECRET_FIELD and (_benign_sense(f) or benign_form):
             return None
         return found, found.detail
     if message is None and channel and f.opaque and numeric:
@@ -421,6 +431,8 @@ def _classify(
         if _numeric_setting(f, message):
             return None
         return message, message.detail + ("-message" if f.opaque and not f.generic else "")
+    if _delivered_code(f) and not _numeric_setting(f, lex.category("otp")):
+        return lex.category("otp"), "delivered-code"
     digits = _short_digits(f.spec) if not numeric else _numeric_digits(f.spec)
     if digits is not None and any(h.code_word and "otp" not in h.negated for h in f.hits):
         if card_ok and digits in (3, 4) and any(h.card_context for h in f.hits):
@@ -592,6 +604,7 @@ def _field_findings(
             message=msg_category,
             postal=postal,
             channel=msg_hits.channel,
+            benign_form=msg_hits.benign,
         )
         if result is not None:
             category, detail = result
@@ -631,7 +644,9 @@ def _property_text_findings(key: str, spec: object, limits: Limits) -> list[Find
     fmt = spec.get("format")
     uri_field = isinstance(fmt, str) and fmt.strip().lower() in _URI_FORMATS
     for parts, text in _visible_strings(spec, base, 3, limits):
-        in_prose = len(parts) == 4 and parts[3] in _EXAMPLE_KEYS
+        in_prose = len(parts) == 4 and (parts[3] in _EXAMPLE_KEYS or parts[3] == "title")
+        # a choice that is only a site's name ("github.com") names it, like prose
+        in_prose |= len(parts) == 5 and parts[3] == "enum" and not any(c.isspace() for c in text)
         example = uri_field and len(parts) > 3 and parts[3] in _EXAMPLE_KEYS
         out.extend(_text_findings(text, parts, limits, uri_example=example, prose=in_prose))
     return out

@@ -67,6 +67,7 @@ class Hits:
     channel: bool = False  # names how a code is delivered (SMS, "we sent", authenticator)
     benign: bool = False  # gives a secret word its everyday sense (slogan, dictionary entry ...)
     payment_words: bool = False  # card-context words, whatever negatives sit next to them
+    phone: bool = False  # names a phone number
 
 
 def _no_space_script(term: str) -> bool:
@@ -97,6 +98,7 @@ _POSTAL: _Key = ("@postal_context", _STRONG)
 _SETTING: _Key = ("@setting_context", _STRONG)
 _CHANNEL: _Key = ("@channel_context", _STRONG)
 _BENIGN: _Key = ("@benign_sense", _STRONG)
+_PHONE: _Key = ("@phone_context", _STRONG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +284,7 @@ class Lexicon:
             (_SETTING, "setting_context"),
             (_CHANNEL, "channel_context"),
             (_BENIGN, "benign_sense"),
+            (_PHONE, "phone_context"),
         ):
             ctx_spec = data.get(bag) or {}
             index.fill(key, ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
@@ -338,6 +341,7 @@ class Lexicon:
             channel=_CHANNEL in found,
             benign=_BENIGN in found,
             payment_words=_CARD_CONTEXT in found,
+            phone=_PHONE in found,
         )
 
 
@@ -387,13 +391,22 @@ def _with_concepts(data: Mapping[str, Any]) -> dict[str, Any]:
             "severity": base.get("severity", "high"),
             "detail": name.replace("_", "-"),
             **kinds,
-            "negative": spec["negative"] if "negative" in spec else base.get("negative"),
+            "negative": _negative(spec, base),
             "negative_sets": spec.get("negative_sets", base.get("negative_sets")),
         }
         children.setdefault(parent, []).append((name, child))
     return dict(
         pair for name, spec in cats.items() for pair in ((name, spec), *children.get(name, ()))
     )
+
+
+def _negative(spec: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, list[str]]:
+    """A concept's negatives: its own (``negative``) or its category's, plus ``negative_extra``."""
+    own = spec["negative"] if "negative" in spec else (base.get("negative") or {})
+    extra = spec.get("negative_extra") or {}
+    return {
+        kind: [*(own or {}).get(kind, ()), *_flat(extra.get(kind))] for kind in ("terms", "stems")
+    }
 
 
 def _load_yaml(name: str) -> Any:
