@@ -659,8 +659,14 @@ def _name_findings(host: str, raw_host: str, domain: str | None, cfg: UrlConfig)
             out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, "skeleton-match"))
     if is_idn and not trusted:
         out.append(Finding(Reason.IDN_HOST, PATH, Severity.LOW, "punycode"))
+    bare = host.rstrip(".")
+    if domain is None and bare.count(".") >= 1:
+        # an unlisted suffix (paypal.com.evil.example, a private TLD): read its last two labels
+        # as the registrable domain, for the brand checks only
+        domain = ".".join(bare.rsplit(".", 2)[-2:])
+        trusted = domain in cfg.trusted_domains
     if not is_idn and domain is not None and not trusted:
-        for detail, high in _brand_findings(host.rstrip("."), domain, index):
+        for detail, high in _brand_findings(bare, domain, index):
             if high:
                 out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, detail))
             else:

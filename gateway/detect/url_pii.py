@@ -49,7 +49,7 @@ _BENIGN_ID_KEYS: Final = frozenset(
      "version", "build", "ver", "v", "cursor", "since", "until", "start", "end", "from", "to",
      "client_id", "app_id", "appid", "pid", "gid", "cat", "category", "product", "sku", "item",
      "phone", "tel", "mobile", "lat", "lng", "lon", "id", "ids", "pg", "n", "num", "no", "nr",
-     "p", "t"}
+     "t"}
 )  # fmt: skip
 _DATE: Final = re.compile(
     r"(?:(19[0-9]{2}|20[0-2][0-9])[-./]?([01]?[0-9])[-./]?([0-3]?[0-9])"
@@ -286,7 +286,9 @@ def national_id(key: str, value: str) -> bool:
     digits = _digits(value)
     if digits is None:
         return False
-    weak_ok = key in _ID_KEYS or (len(key) <= 3 and key not in _BENIGN_ID_KEYS)
+    if key in _BENIGN_ID_KEYS:
+        return False  # an order number, a product or page id: never read as a person's number
+    weak_ok = key in _ID_KEYS or len(key) <= 3
     for check in _BY_LENGTH.get(len(digits), ()):
         if check in _WEAK and not weak_ok:
             continue

@@ -556,7 +556,7 @@ class _Analysis:
         if oauth and is_ip and not loopback:
             self.add(Reason.IP_LITERAL, detail)
         domain = None if is_ip else registrable_domain(host)
-        if oauth and (host in _REQUEST_CATCHERS or domain in _REQUEST_CATCHERS):
+        if oauth and _request_catcher(host):
             self.add(Reason.CONFUSABLE_HOST, f"{detail}:request-catcher")
         if oauth and not is_ip:
             for finding in check_host(host, host, self.cfg):
@@ -594,7 +594,8 @@ class _Analysis:
             lowered = segment.casefold()
             if ";jsessionid=" in lowered or ";sessionid=" in lowered:
                 self.add(Reason.PREAUTH_URL, "path:session")
-            if previous in _MAGIC_SEGMENTS and _capability_token(segment):
+            magic = previous in _MAGIC_SEGMENTS or any(w in previous for w in _MAGIC_WORDS)
+            if magic and _capability_token(segment):
                 self.add(Reason.PREAUTH_URL, "path:magic-link")
             self.scan(segment, "path")
             previous = lowered
@@ -608,6 +609,11 @@ def _capability_token(segment: str) -> bool:
     if len(segment) < 16 or not re.fullmatch(r"[A-Za-z0-9_\-.=~]+", segment):
         return False
     return _token_like(segment) and _entropy(segment) >= 3.0
+
+
+def _request_catcher(host: str) -> bool:
+    labels = host.rstrip(".").split(".")
+    return any(".".join(labels[i:]) in _REQUEST_CATCHERS for i in range(len(labels) - 1))
 
 
 def _json_secret(key: str, value: str) -> bool:

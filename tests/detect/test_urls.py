@@ -782,3 +782,24 @@ def test_doubled_scheme_is_malformed(url: str) -> None:
 )
 def test_fake_separators(url: str) -> None:
     assert (Reason.CONFUSABLE_HOST.value, "fake-separator") in summary(url)
+
+
+def test_request_catcher_subdomains_and_tunnels() -> None:
+    url = (
+        "https://login.example-idp.com/authorize?client_id=1"
+        "&redirect_uri=https%3A%2F%2Fabc.ngrok-free.app%2Fcb"
+    )
+    assert (Reason.CONFUSABLE_HOST.value, "query:redirect_uri:request-catcher") in summary(url)
+
+
+def test_capability_token_after_a_magic_path_segment() -> None:
+    url = "https://app.example.com/confirm-email/Zx8Kq2LmN4pR7sT1vW3yA5bCdE"
+    assert Reason.PREAUTH_URL in reasons(url)
+
+
+def test_benign_id_keys_are_never_national_ids() -> None:
+    assert run("https://shop.example.com/p?id=95071771263") == []  # PESEL-valid, but an id
+
+
+def test_brand_domain_under_an_unlisted_suffix() -> None:
+    assert Reason.CONFUSABLE_HOST in reasons("https://www.amazon.com.evil.example/")
