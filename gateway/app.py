@@ -17,6 +17,7 @@ from gateway.config import Settings, parse_listen
 from gateway.enforce import Enforcer
 from gateway.era import era_of_version
 from gateway.headers import HostGuard, is_loopback_host
+from gateway.listener import ConnectionGuard
 from gateway.logs import get_logger
 from gateway.metrics import CONTENT_TYPE, Metrics
 from gateway.observe import Observer
@@ -35,6 +36,7 @@ UPSTREAM_TLS = web.AppKey("upstream_tls", ssl.SSLContext)
 ENFORCER = web.AppKey("enforcer", Enforcer)
 KEYS = web.AppKey("keys", KeyRing)
 METRICS = web.AppKey("metrics", Metrics)
+GUARD = web.AppKey("connection_guard", ConnectionGuard)  # client-side timeouts, connection cap
 
 
 class PolicyRef:
@@ -106,6 +108,8 @@ def make_app(
     app[POLICY] = PolicyRef(policy)
     app[KEYS] = keys
     app[METRICS] = Metrics()
+    app[GUARD] = ConnectionGuard.from_settings(settings, app[METRICS])
+    app.middlewares.append(app[GUARD].middleware)
     app[ENFORCER] = Enforcer(
         keys,
         app[POLICY],

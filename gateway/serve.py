@@ -212,7 +212,7 @@ async def _run(
 ) -> None:
     from aiohttp import web  # noqa: PLC0415 - after the worker processes' metrics set-up
 
-    from gateway.app import POLICY, RELAY, make_app  # noqa: PLC0415
+    from gateway.app import GUARD, POLICY, RELAY, make_app  # noqa: PLC0415
     from gateway.reload import WATCH_INTERVAL, policy_watcher, reload_policy  # noqa: PLC0415
 
     log = get_logger("gateway")
@@ -234,7 +234,8 @@ async def _run(
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     host, port = parse_listen(settings.listen)
-    site = web.TCPSite(runner, host, port, reuse_address=True, reuse_port=reuse_port or None)
+    # Header / body / keep-alive timeouts and the connection cap (gateway/listener.py).
+    site = app[GUARD].site(runner, host, port, reuse_port=reuse_port)
     await site.start()
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
