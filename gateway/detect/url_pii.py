@@ -276,8 +276,9 @@ _ID_KEYS: Final = frozenset(
 )  # fmt: skip
 
 
-def national_id(key: str, value: str) -> bool:
-    """A national identity number (checksum or built-in date valid) in one parameter value."""
+def national_id(key: str, value: str, *, weak: bool | None = None) -> bool:
+    """A national identity number (checksum or built-in date valid) in one parameter value.
+    ``weak`` forces whether one-check-digit formats count (default: decided by ``key``)."""
     value = value.strip()
     if not 8 <= len(value) <= 20:
         return False
@@ -288,7 +289,7 @@ def national_id(key: str, value: str) -> bool:
         return False
     if key in _BENIGN_ID_KEYS:
         return False  # an order number, a product or page id: never read as a person's number
-    weak_ok = key in _ID_KEYS or len(key) <= 3
+    weak_ok = (key in _ID_KEYS or len(key) <= 3) if weak is None else weak
     for check in _BY_LENGTH.get(len(digits), ()):
         if check in _WEAK and not weak_ok:
             continue
@@ -341,3 +342,32 @@ def url_pii_kinds(pairs: Iterable[tuple[str, str]]) -> set[str]:
     if name and address:
         found.add("name-address")
     return found
+
+
+_TEXT_NUMBER: Final = re.compile(
+    r"(?<![\w+])(?:[0-9]{6}[-+A][0-9]{3}[0-9A-Y]|[STFG][0-9]{7}[A-Z]|[0-9]{1,2}\.[0-9]{3}\.[0-9]{3}-[0-9Kk]"
+    r"|[0-9](?:[0-9]|[ .\-](?=[0-9])){7,22})(?![\w])"
+)
+# Words that announce an identity number, in the languages of the formats above and more.
+_ID_CUES: Final = re.compile(
+    r"(?i)\b(?:id|ids|identity|identit|national|kimlik|tckn|pesel|cpf|aadhaa?r|nik|ktp|"
+    r"personnummer|personal|bsn|nir|insee|dni|nie|rut|run|curp|nric|fin|hetu|henkil|isikukood|"
+    r"egn|cnp|rnokpp|ipn|inn|snils|sin|ssn|nin|citizen|ciudadan|cidad|identidad|identidade|"
+    r"ausweis|identif|fødselsnummer|fodselsnummer|teudat|tz)\b|егн|рнокпп|інн|инн|снилс|"
+    r"паспорт|ідентифікац|身份证|주민등록|マイナンバー|บัตรประชาชน|เลขประจำตัว|תעודת|"
+    r"رقم الهوية|الهوية|شناسه|کد ملی|पहचान|आधार|nüfus"
+)
+
+
+def national_ids_in_text(text: str) -> bool:
+    """A checksum-valid national identity number anywhere in prose (a message). Formats with one
+    check digit only count when the text names an identity number."""
+    if len(text) > 8192 or not any(c.isdigit() for c in text):
+        return False
+    weak = _ID_CUES.search(text) is not None
+    for n, m in enumerate(_TEXT_NUMBER.finditer(text)):
+        if n >= 64:
+            break
+        if national_id("_text", m.group(), weak=weak):
+            return True
+    return False

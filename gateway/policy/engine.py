@@ -153,8 +153,12 @@ def _url(params: dict[str, Any], cfg: DetectConfig) -> list[Finding]:
 
 def _pii(message: str) -> list[Finding]:
     from gateway.detect.pii import find_pii  # noqa: PLC0415
+    from gateway.detect.url_pii import national_ids_in_text  # noqa: PLC0415
 
+    kinds = list(find_pii(message))
+    if "national-id" not in kinds and national_ids_in_text(message):
+        kinds.append("national-id")  # checksum-valid IDs of more countries (PESEL, TC Kimlik, …)
     return [
         Finding(Reason.PII_IN_MESSAGE, "$.message", severity=Severity.LOW, detail=kind)
-        for kind in find_pii(message)
+        for kind in kinds
     ]

@@ -245,3 +245,12 @@ def test_elicitation_id_only_required_in_the_handshake_era() -> None:
     assert check_envelope(url, LIMITS, "modern").findings == ()
     assert check_envelope(url, LIMITS).findings == ()  # era unknown: the rule is off
     assert check_envelope({**url, "elicitationId": "e1"}, LIMITS, "handshake").findings == ()
+
+
+def test_national_ids_in_a_message_warn() -> None:
+    """Checksum-valid national IDs beyond the generic finder's (PESEL, TC Kimlik) in a message."""
+    from gateway.detect.url_pii import national_ids_in_text
+
+    assert national_ids_in_text("Dane zamawiającego: PESEL 68050493720.")
+    assert national_ids_in_text("T.C. kimlik no 71203208340 ile başvurunuz alındı.")
+    assert not national_ids_in_text("Order 12345678901 shipped, call +48 600 123 456")
