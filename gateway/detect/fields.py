@@ -85,8 +85,9 @@ def _text_findings(
     limits: Limits,
     *,
     uri_example: bool,
-    prose: bool = False,
+    prose: bool | None = False,
 ) -> list[Finding]:
+    """``prose``: a domain named here is not a link (None: only if ``text`` is one word)."""
     """Findings of one string; ``where`` is its JSON path or the parts of it (built only when
     something is found: most strings hold nothing, and a 64 KiB form holds thousands)."""
     if len(text) <= _CACHE_TEXT_MAX:
@@ -95,6 +96,8 @@ def _text_findings(
         kinds, secrets, invisible = _facts(text, limits.decode_depth)
     if not (kinds or secrets or invisible):
         return []
+    if prose is None and "bare-domain" in kinds:
+        prose = not any(c.isspace() for c in text)
     if prose and "bare-domain" in kinds and not _disguised_name(text):
         # A plain domain named in a field's description or sample value ("as shown on
         # github.com", "e.g. api.example.io") is not a link: nothing to click (LABELLING.md).
@@ -441,7 +444,7 @@ def _classify(
     return None
 
 
-def _choices(spec: Mapping[str, Any]) -> list[str] | None:
+def _choices(spec: Mapping[str, Any]) -> list[Any] | None:
     """The values a choice field offers (``enum``, or the consts of ``oneOf``/``anyOf``)."""
     target = spec
     if "enum" not in spec and "oneOf" not in spec and "anyOf" not in spec:
@@ -451,28 +454,32 @@ def _choices(spec: Mapping[str, Any]) -> list[str] | None:
         target = items
     enum = target.get("enum")
     if isinstance(enum, list):
-        return [str(v) for v in enum[:600] if isinstance(v, str | int) and not isinstance(v, bool)]
+        return enum
     for key in ("oneOf", "anyOf"):
         opts = target.get(key)
         if isinstance(opts, list):
-            return [
-                str(o["const"])
-                for o in opts[:600]
-                if isinstance(o, Mapping) and isinstance(o.get("const"), str | int)
-            ]
+            return [o.get("const") if isinstance(o, Mapping) else None for o in opts[:600]]
     return None
 
 
-def _choice_kind(values: list[str]) -> str | None:
+def _choice_kind(values: list[Any]) -> str | None:
     """What a list of choices can spell: digits (a PIN), characters (a password), or words from
-    a word list (a recovery phrase)."""
-    if len(values) < 9:
+    a word list (a recovery phrase). Stops at the first value that fits no kind."""
+    if not 9 <= len(values) <= 600:
         return None
-    if all(len(v) == 1 and v.isdigit() for v in values):
+    texts = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, str | int):
+            return None
+        t = str(v)
+        if len(t) > 12:
+            return None
+        texts.append(t)
+    if all(len(v) == 1 and v.isdigit() for v in texts):
         return "digit"
-    if all(len(v) == 1 and v.isalnum() for v in values):
+    if all(len(v) == 1 and v.isalnum() for v in texts):
         return "char"
-    if len(values) >= 12 and all(v.isascii() and v.isalpha() and v.islower() for v in values):
+    if len(texts) >= 12 and all(v.isascii() and v.isalpha() and v.islower() for v in texts):
         return "word"
     return None
 
@@ -644,9 +651,13 @@ def _property_text_findings(key: str, spec: object, limits: Limits) -> list[Find
     fmt = spec.get("format")
     uri_field = isinstance(fmt, str) and fmt.strip().lower() in _URI_FORMATS
     for parts, text in _visible_strings(spec, base, 3, limits):
-        in_prose = len(parts) == 4 and (parts[3] in _EXAMPLE_KEYS or parts[3] == "title")
-        # a choice that is only a site's name ("github.com") names it, like prose
-        in_prose |= len(parts) == 5 and parts[3] == "enum" and not any(c.isspace() for c in text)
+        # A domain named in a description, a sample value or a title is prose; so is a choice
+        # that is only a site's name ("github.com") — checked only when one is found.
+        in_prose: bool | None = len(parts) == 4 and (
+            parts[3] in _EXAMPLE_KEYS or parts[3] == "title"
+        )
+        if not in_prose and len(parts) == 5 and parts[3] == "enum":
+            in_prose = None
         example = uri_field and len(parts) > 3 and parts[3] in _EXAMPLE_KEYS
         out.extend(_text_findings(text, parts, limits, uri_example=example, prose=in_prose))
     return out

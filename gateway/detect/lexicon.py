@@ -114,7 +114,7 @@ _LEET = str.maketrans("0134578@$", "oieastbas")
 
 
 # Necessary for a _LEET_RE match in ASCII text; RE2 rules it out in linear time, ~30x faster.
-_LEET_HINT_RE2 = re2.compile(r"[A-Za-z][0-9@$]+[A-Za-z]")
+_LEET_HINT_RE2 = re2.compile(r"[A-Za-z][0-9@$]|[0-9@$][A-Za-z]")
 _RE2_MIN_LEN = 256  # shorter texts: the RE2 binding's cost per call outweighs the gain
 
 
@@ -122,20 +122,38 @@ def _deleet(m: re.Match[str]) -> str:
     return m.group().translate(_LEET)
 
 
+# A whole word of letters mixed with leet digits/symbols, at its edges too ("0tp", "phr4s3",
+# "pa$$"): at least two letters, so version strings ("v2") and sizes ("4k") stay as they are.
+_LEET_WORD_RE = re.compile(r"[A-Za-z0-9@$]+")
+
+
+def _deleet_word(m: re.Match[str]) -> str:
+    word = m.group()
+    letters = sum(c.isalpha() for c in word)
+    if letters < 2 or letters == len(word) or word.isdigit():
+        return word
+    return word.translate(_LEET)
+
+
 def _deleeted(text: str) -> str:
     if len(text) < _RE2_MIN_LEN:
-        return _LEET_RE.sub(_deleet, text)
+        return deleet_reference(text)
     if text.isascii() and _LEET_HINT_RE2.search(text) is None:
         return text
     if len(text) > _MAX_SCAN_CHARS:  # never keep huge strings alive in the cache
-        return _LEET_RE.sub(_deleet, text)
+        return deleet_reference(text)
     return _deleeted_long(text)
+
+
+def deleet_reference(text: str) -> str:
+    """Leet digits and symbols read as letters: inside words, then in whole mixed words."""
+    return _LEET_WORD_RE.sub(_deleet_word, _LEET_RE.sub(_deleet, text))
 
 
 @functools.lru_cache(maxsize=8)
 def _deleeted_long(text: str) -> str:
     """A long text is de-leeted twice per scan (pre-check, then words): once is enough."""
-    return _LEET_RE.sub(_deleet, text)
+    return deleet_reference(text)
 
 
 def _unit(text: str) -> _Unit:
@@ -155,7 +173,8 @@ class _Index:
     """Every term of every bag in one index: one pass over a text finds all bags it hits."""
 
     singles: dict[str, set[_Key]] = field(default_factory=dict)
-    phrases: dict[str, list[tuple[tuple[str, ...], _Key]]] = field(default_factory=dict)
+    # Phrases by their first two words: common first words ("the", "code") start many phrases.
+    phrases: dict[tuple[str, str], list[tuple[tuple[str, ...], _Key]]] = field(default_factory=dict)
     stems: dict[_Key, set[str]] = field(default_factory=dict)
     stem_any: Any = None
     any_term: Any = None
@@ -173,7 +192,7 @@ class _Index:
             return
         self.singles.setdefault("".join(toks), set()).add(key)
         if 1 < len(toks) <= _MAX_PHRASE:
-            self.phrases.setdefault(toks[0], []).append((toks, key))
+            self.phrases.setdefault((toks[0], toks[1]), []).append((toks, key))
 
     def add_stem(self, key: _Key, stem: str) -> None:
         toks = _norm(stem)
@@ -237,10 +256,13 @@ class _Index:
                     keys = singles.get(pair + toks[i + 2])
                     if keys:
                         out |= keys
-        for i, tok in enumerate(toks):
-            for phrase, key in self.phrases.get(tok, ()):
-                if key not in out and tuple(toks[i : i + len(phrase)]) == phrase:
-                    out.add(key)
+        phrases = self.phrases
+        for i in range(n - 1):
+            candidates = phrases.get((toks[i], toks[i + 1]))
+            if candidates:
+                for phrase, key in candidates:
+                    if key not in out and tuple(toks[i : i + len(phrase)]) == phrase:
+                        out.add(key)
         if self.stem_any is not None and self.stem_any.search(unit.text) is not None:
             out.update(
                 key
