@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from gateway.detect import lexicon
 from gateway.detect.config import FormConfig, Limits
 from gateway.detect.fields import check_form
 from gateway.detect.findings import Finding, Reason, Severity
-from gateway.detect import lexicon
 from gateway.detect.lexicon import base_lexicon
 
 S: dict[str, Any] = {"type": "string"}
