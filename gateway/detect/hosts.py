@@ -137,6 +137,13 @@ _GENERIC_LABELS: Final = frozenset(
      "fidelity", "vanguard", "nationwide", "halifax", "revenue", "spectrum", "claro", "vivo",
      "smart", "globe", "bell", "inter", "marcus", "sage", "canva", "figma", "asana", "wix"}
 )  # fmt: skip
+# Words for banks, payments and public services: with an account word, a lure on any TLD
+# (``bancopichincha-seguridad.com``) even when the brand is unknown.
+_FINANCE_STEMS: Final = (
+    "bank", "banco", "banca", "banque", "bancaria", "bankasi", "bankas", "pank", "sparbank",
+    "kasse", "credit", "kredit", "credito", "paypal", "pay", "wallet", "crypto", "coin", "finance",
+    "tax", "gov", "irs", "post", "posta", "poste", "parcel", "courier", "express", "customs",
+)  # fmt: skip
 _TOKEN_SPLIT: Final = re.compile(r"[.\-]+")
 _MIN_BRAND_LEN: Final = 4  # protected labels shorter than this only match as whole domains
 _MIN_SUBSTRING_LEN: Final = 6  # "securepaypal" style matches need a distinctive brand
@@ -625,9 +632,18 @@ def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bo
             if len(token) >= _MIN_EDIT_LEN and index.one_edit(_fold(token)) == "visual":
                 out.append(("edit-distance", sign))
                 break
-    phishy_label = any(t in _PHISHY_WORDS for t in label_tokens)
-    if not out and risky and len(label_tokens) > 1 and phishy_label:
-        out.append(("phishy-name", True))
+    finance = [t for t in label_tokens if t.startswith(_FINANCE_STEMS)]
+    phishy_label = any(t in _PHISHY_WORDS and t not in finance for t in label_tokens)
+    weak = {"app", "card", "online", "portal", "service", "services", "help", "center", "id"}
+    strong_word = any(
+        t in _PHISHY_WORDS and t not in weak and t not in finance for t in label_tokens
+    )
+    if (
+        not out
+        and len(label_tokens) > 1
+        and ((risky and phishy_label) or (finance and strong_word))
+    ):
+        out.append(("phishy-name", True))  # account-security.xyz, bancoxyz-seguridad.com
     return out
 
 
@@ -660,6 +676,16 @@ def _name_findings(host: str, raw_host: str, domain: str | None, cfg: UrlConfig)
     if is_idn and not trusted:
         out.append(Finding(Reason.IDN_HOST, PATH, Severity.LOW, "punycode"))
     bare = host.rstrip(".")
+    latin = all(_scripts_of(c) <= {"Latin"} for c in shown_host)
+    if is_idn and not trusted and domain is not None and latin:
+        # itaú-seguranca.app reads as itau-seguranca.app: the brand checks on its ASCII skeleton
+        # (Latin letters with marks only: other scripts have the whole-script rules above)
+        folded = _strip_marks(unicodedata.normalize("NFD", skeleton(shown_host))).lower()
+        folded_domain = registrable_domain(folded) if folded.isascii() else None
+        if folded_domain is not None and folded_domain not in index.domains:
+            for detail, high in _brand_findings(folded.rstrip("."), folded_domain, index):
+                if high:
+                    out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, detail))
     if domain is None and bare.count(".") >= 1:
         # an unlisted suffix (paypal.com.evil.example, a private TLD): read its last two labels
         # as the registrable domain, for the brand checks only

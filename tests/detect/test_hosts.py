@@ -406,3 +406,21 @@ def test_regional_brand_impersonation_blocks(raw: str) -> None:
 )
 def test_brand_words_in_honest_hosts_do_not_block(raw: str) -> None:
     assert all(f.severity is Severity.LOW for f in check(raw))
+
+
+@pytest.mark.parametrize(
+    "raw", ["bancopichincha-seguridad.com", "tax-refund-claim.com", "post-tracking-update.com"]
+)
+def test_unknown_brand_finance_lures_block(raw: str) -> None:
+    assert (Reason.CONFUSABLE_HOST.value, "phishy-name") in summary(check(raw))
+
+
+@pytest.mark.parametrize("raw", ["bank-holiday-dates.com", "example-bank-online.com"])
+def test_finance_words_alone_do_not_block(raw: str) -> None:
+    assert check(raw) == []
+
+
+def test_idn_brand_lures_block() -> None:
+    found = check("itaú-seguranca.app")
+    assert (Reason.CONFUSABLE_HOST.value, "brand-name") in summary(found)
+    assert summary(check("münchen.de")) == {(Reason.IDN_HOST.value, "punycode")}
