@@ -4,9 +4,11 @@ sensitive personal data that warns. Cases written for these tests (not from the 
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from gateway.detect import lexicon
 from gateway.detect.config import FormConfig, Limits
@@ -198,3 +200,20 @@ def test_concepts_cover_forty_languages() -> None:
     langs = set(concepts["password"]["terms"]) | set(concepts["password"]["stems"])
     assert len(langs) >= 40
     assert base_lexicon().scan("kata laluan").strong
+
+
+@pytest.mark.parametrize("name", ["concepts.yaml", "lexicon.yaml"])
+def test_data_files_name_each_language_once(name: str) -> None:
+    """YAML keeps the last of two equal keys: a language listed twice loses its first terms."""
+    path = Path(lexicon.__file__).parents[1] / "data" / name
+    root = yaml.compose(path.read_text(encoding="utf-8"))
+    assert root is not None
+    stack: list[yaml.Node] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            keys = [k.value for k, _ in node.value]
+            assert len(keys) == len(set(keys)), (name, node.start_mark.line)
+            stack.extend(v for _, v in node.value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
