@@ -165,7 +165,10 @@ class ConnectionGuard:
     def _reap(self) -> None:
         due = self._due
         for _ in range(min(EXPIRY_BATCH, len(due))):
-            due.popleft()()
+            try:
+                due.popleft()()
+            except Exception:  # one bad expiry must not stop the others
+                self._log.exception("connection.expiry_failed")
         if due:
             asyncio.get_running_loop().call_soon(self._reap)
         else:
