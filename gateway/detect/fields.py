@@ -358,6 +358,12 @@ def _is_numeric(spec: Mapping[str, Any]) -> bool:
     return bool(types) and types <= _NUMERIC
 
 
+def _short_text(spec: Mapping[str, Any]) -> bool:
+    """A text field of three or four characters at most (a card security code)."""
+    maximum = spec.get("maxLength")
+    return isinstance(maximum, int) and not isinstance(maximum, bool) and 3 <= maximum <= 4
+
+
 def _delivered_code(f: _Field) -> bool:
     """The field's own text says it holds what was just delivered ("the number we just texted
     you", "the digits you received by text") — a one-time code, unless it is a phone number."""
@@ -434,11 +440,13 @@ def _classify(
         if _numeric_setting(f, message):
             return None
         return message, message.detail + ("-message" if f.opaque and not f.generic else "")
+    if card_ok and f.generic and _short_text(f.spec) and any(h.code_word for h in f.name_hits):
+        return lex.category("card_cvc"), "card-code"  # "Code", maxLength 4, in a card form
     if _delivered_code(f) and not _numeric_setting(f, lex.category("otp")):
         return lex.category("otp"), "delivered-code"
     digits = _short_digits(f.spec) if not numeric else _numeric_digits(f.spec)
     if digits is not None and any(h.code_word and "otp" not in h.negated for h in f.hits):
-        if card_ok and digits in (3, 4) and any(h.card_context for h in f.hits):
+        if card_ok and digits in (3, 4):
             return lex.category("card_cvc"), "digit-pattern"
         return lex.category("otp"), "digit-pattern"
     return None
@@ -576,6 +584,11 @@ def _field_findings(
         if isinstance(key, str) and isinstance(spec, Mapping)
     ]
     cardish = [f.cardish for f in fields]
+    # "Number", "Valid thru", "Code": an expiry next to a number or a code is a card form
+    expiry = [any("card_expiry" in h.gated for h in f.hits) for f in fields]
+    numberish = [any(h.gated & {"card_number", "card_cvc"} for h in f.hits) for f in fields]
+    if any(expiry) and sum(e or n for e, n in zip(expiry, numberish, strict=True)) >= 2:
+        cardish = [c or e or n for c, e, n in zip(cardish, expiry, numberish, strict=True)]
     n_cardish = sum(cardish)  # counted once: "any other field cardish" per field was O(n²)
     postal = msg_hits.postal or any(f.postal for f in fields)
     kinds = [None if f.value_entry else _choice_kind(_choices(f.spec) or []) for f in fields]

@@ -84,6 +84,22 @@ def _no_space_script(term: str) -> bool:
     )
 
 
+def _affixing_script(term: str) -> bool:
+    """Terms in scripts whose languages glue case endings, postpositions or prefixes to words
+    (Indic, Sinhala, Ethiopic, Georgian, Armenian, Hebrew, Arabic): "প্রশ্নের" is "প্রশ্ন" + "-er",
+    "والسيسمة"… Such terms also match inside longer words."""
+    return any(
+        0x0530 <= ord(c) <= 0x06FF  # Armenian, Hebrew, Arabic
+        or 0x0900 <= ord(c) <= 0x0DFF  # Devanagari … Sinhala
+        or 0x10A0 <= ord(c) <= 0x10FF  # Georgian
+        or 0x1200 <= ord(c) <= 0x139F  # Ethiopic
+        for c in term
+    )
+
+
+_AFFIX_STEM_MIN = 4  # shorter terms only as whole words: too many words contain them
+
+
 def _norm(term: str) -> tuple[str, ...]:
     return tuple(words(term))
 
@@ -193,6 +209,10 @@ class _Index:
         self.singles.setdefault("".join(toks), set()).add(key)
         if 1 < len(toks) <= _MAX_PHRASE:
             self.phrases.setdefault((toks[0], toks[1]), []).append((toks, key))
+        if len("".join(toks)) >= _AFFIX_STEM_MIN and _affixing_script(term):
+            # "নিরাপত্তা প্রশ্ন" matches "নিরাপত্তা প্রশ্নের"; each word may carry an ending,
+            # so a phrase matches with the last word's ending (the stem is the phrase itself)
+            self.stems.setdefault(key, set()).add(" ".join(toks))
 
     def add_stem(self, key: _Key, stem: str) -> None:
         toks = _norm(stem)
