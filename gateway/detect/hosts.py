@@ -130,6 +130,7 @@ _FAKE_SEPARATORS: Final = frozenset(
 # Registrable labels of brand domains that are ordinary words (never a brand sign by themselves).
 _GENERIC_LABELS: Final = frozenset(
     {"shop", "cash", "wise", "ally", "key", "box", "sky", "free", "mail", "web", "line", "live",
+     "admin", "trip", "portal", "service", "online", "secure", "login", "account", "bank",
      "one", "mac", "post", "office", "max", "ring", "mint", "square", "chime", "target", "discover",
      "booking", "orange", "signal", "notion", "slack", "zoom", "stripe", "bolt", "otto", "noon",
      "global", "proton", "threads", "messenger", "disney", "android", "windows", "ledger",

@@ -409,7 +409,7 @@ def test_brand_words_in_honest_hosts_do_not_block(raw: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "raw", ["bancopichincha-seguridad.com", "tax-refund-claim.com", "post-tracking-update.com"]
+    "raw", ["bancoriente-seguridad.com", "tax-refund-claim.com", "post-tracking-update.com"]
 )
 def test_unknown_brand_finance_lures_block(raw: str) -> None:
     assert (Reason.CONFUSABLE_HOST.value, "phishy-name") in summary(check(raw))
