@@ -288,7 +288,11 @@ def _brand_rows() -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
         names, _, domains = line.partition(":")
         rows.append(
             (
-                tuple(n.strip().lower() for n in names.split(",") if n.strip()),
+                tuple(
+                    n.strip().lower().replace("-", "").replace(".", "")
+                    for n in names.split(",")
+                    if n.strip()
+                ),
                 tuple(d.strip().lower() for d in domains.split() if d.strip()),
             )
         )
