@@ -530,47 +530,74 @@ _SENTENCE_ENDS = re2.compile(r"[.!?;:\n。！？；：؟۔।॥።։]+(?:\s|$)|
 _MAX_SENTENCES = 16
 
 
+def _sentences(text: str) -> list[tuple[str, str]]:
+    """The sentences of ``text`` with the marks that end them (at most ``_MAX_SENTENCES``)."""
+    out: list[tuple[str, str]] = []
+    last = 0
+    for m in _SENTENCE_ENDS.finditer(text):
+        out.append((text[last : m.start()], m.group()))
+        last = m.end()
+        if len(out) >= _MAX_SENTENCES:
+            return out
+    if text[last:].strip():
+        out.append((text[last:], ""))
+    return out
+
+
+_ASK_MARKS = frozenset("?:？：؟")
+
+
+def _with_context(hits: Hits, whole: Hits, *, channel: bool) -> Hits:
+    """A sentence's hits with the whole message's card context (and delivery channel)."""
+    return Hits(
+        strong=hits.strong,
+        gated=hits.gated,
+        card_context=hits.card_context or whole.card_context or whole.payment_words,
+        code_word=hits.code_word or (channel and whole.code_word),
+        negated=hits.negated,
+        channel=hits.channel or (channel and whole.channel),
+    )
+
+
 def _message_hits(message: str, lex: Lexicon, cfg: FormConfig) -> tuple[Hits, Category | None]:
-    """What the message names (whole), and the category it asks for: the first sentence that asks
-    for one (negatives apply per sentence)."""
+    """What the message names (whole), and the category it asks for.
+
+    A message of several sentences is read per sentence (a negative in one says nothing about
+    the next), and the ask is where the message asks: a sentence with a request verb ("enter",
+    "введите", "masukkan"), or one that ends in "?" or ":". "Your password was changed. Any
+    feedback?" asks for feedback, not the password. A message with no asking sentence (a
+    language whose request verbs the lexicon lacks) falls back to the first sentence naming one.
+    """
     whole = lex.scan(message)
     if whole.allowed:
         return whole, None
-    category = _message_category(whole, lex, cfg)
-    if category is not None or not (whole.negated or whole.channel or whole.code_word):
-        return whole, category
     try:
-        parts = _SENTENCE_ENDS.split(message[:4096])
+        parts = _sentences(message[:4096])
     except UnicodeEncodeError:  # lone surrogates: RE2 cannot read them
-        return whole, None
+        parts = []
     if len(parts) < 2:
-        return whole, None
-    for part in parts[:_MAX_SENTENCES]:
-        hits = lex.scan(part)
+        return whole, None if whole.benign else _message_category(whole, lex, cfg)
+    found: list[tuple[Category | None, bool]] = []
+    introduced = False  # the sentence after a colon is what the colon announces
+    delivered: Category | None = None  # what the previous sentence said was just sent
+    for text, end in parts:
+        hits = lex.scan(text)
         if hits.allowed:
             return whole, None
-        if whole.card_context and not hits.card_context:
-            hits = Hits(
-                strong=hits.strong,
-                gated=hits.gated,
-                card_context=True,
-                code_word=hits.code_word or whole.code_word,
-                negated=hits.negated,
-                channel=whole.channel,
+        category = _message_category(_with_context(hits, whole, channel=False), lex, cfg)
+        if category is None and hits.ask:  # "We sent you a code by SMS. Enter it below."
+            category = delivered or _message_category(
+                _with_context(hits, whole, channel=True), lex, cfg
             )
-        else:
-            hits = Hits(
-                strong=hits.strong,
-                gated=hits.gated,
-                card_context=hits.card_context,
-                code_word=hits.code_word or whole.code_word,
-                negated=hits.negated,
-                channel=whole.channel,
-            )
-        category = _message_category(hits, lex, cfg)
-        if category is not None:
-            return whole, category
-    return whole, None
+        if hits.benign:  # "Nové heslo do encyklopedie": a new *entry*, not a new password
+            category = None
+        found.append((category, hits.ask or introduced or any(c in _ASK_MARKS for c in end)))
+        introduced = ":" in end or "：" in end
+        delivered = category if hits.channel else None
+    asked = [category for category, ask in found if ask]
+    if asked:
+        return whole, next((c for c in asked if c is not None), None)
+    return whole, next((c for c, _ in found if c is not None), None)
 
 
 def _field_findings(
@@ -624,7 +651,7 @@ def _field_findings(
             message=msg_category,
             postal=postal,
             channel=msg_hits.channel,
-            benign_form=msg_hits.benign,
+            benign_form=msg_hits.benign and msg_category is None,
         )
         if result is not None:
             category, detail = result

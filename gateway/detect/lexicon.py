@@ -68,6 +68,7 @@ class Hits:
     benign: bool = False  # gives a secret word its everyday sense (slogan, dictionary entry ...)
     payment_words: bool = False  # card-context words, whatever negatives sit next to them
     phone: bool = False  # names a phone number
+    ask: bool = False  # holds a request verb ("enter", "введите", "masukkan", "please")
 
 
 def _no_space_script(term: str) -> bool:
@@ -115,6 +116,7 @@ _SETTING: _Key = ("@setting_context", _STRONG)
 _CHANNEL: _Key = ("@channel_context", _STRONG)
 _BENIGN: _Key = ("@benign_sense", _STRONG)
 _PHONE: _Key = ("@phone_context", _STRONG)
+_ASK: _Key = ("@ask_context", _STRONG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +321,14 @@ class Lexicon:
             index.fill((name, _STRONG), (extra or {}).get(name, ()), ())
         ctx = data["card_context"]
         index.fill(_CARD_CONTEXT, ctx.get("terms", ()), ctx.get("stems", ()))
+        # "numéro de carte", "nomor kartu", "カード番号": naming a card's number in any language
+        # is card context (a bare "number" is not).
+        card = (data.get("concepts") or {}).get("card_number") or {}
+        index.fill(
+            _CARD_CONTEXT,
+            (t for t in _flat(card.get("gated_terms")) if len(_norm(t)) > 1 or len(t) >= 8),
+            _flat(card.get("gated_stems")),
+        )
         index.fill(_ALLOW, allow, ())
         index.fill(_CODE_WORD, data["code_words"], ())
         for key, bag in (
@@ -327,6 +337,7 @@ class Lexicon:
             (_CHANNEL, "channel_context"),
             (_BENIGN, "benign_sense"),
             (_PHONE, "phone_context"),
+            (_ASK, "ask_context"),
         ):
             ctx_spec = data.get(bag) or {}
             index.fill(key, ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
@@ -384,6 +395,7 @@ class Lexicon:
             benign=_BENIGN in found,
             payment_words=_CARD_CONTEXT in found,
             phone=_PHONE in found,
+            ask=_ASK in found,
         )
 
 

@@ -65,6 +65,32 @@ def test_a_negative_in_one_sentence_does_not_hide_the_next() -> None:
     assert found["x1"][0] == "secret-field"
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Your password was changed successfully. Any feedback?",
+        "Your card was charged 20 EUR. Rate your experience:",
+        "Passwords must be 12 characters. Choose a display name.",
+        "Thanks for verifying your phone number via SMS code. Nickname?",
+    ],
+)
+def test_the_ask_is_where_the_message_asks(message: str) -> None:
+    assert reasons(message, {"x1": S}) == {}
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        ("We sent you a 6-digit code by SMS. Enter it below.", "otp-field"),
+        ("Is this you? Your password is needed to continue.", "secret-field"),
+        ("Last step: the three digits on the back of your card.", "payment-field"),
+        ("Zahlung abschließen. Kartennummer:", "payment-field"),
+    ],
+)
+def test_asks_across_sentences(message: str, reason: str) -> None:
+    assert reasons(message, {"x1": S})["x1"][0] == reason
+
+
 def test_a_named_field_does_not_take_the_message_ask() -> None:
     assert reasons("Reset your password: enter your email", {"email": S}) == {}
     assert reasons("Enter your password", {"first_name": S, "user_id": S}) == {}
