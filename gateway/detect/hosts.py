@@ -49,7 +49,7 @@ import regex
 
 from gateway.detect.config import UrlConfig
 from gateway.detect.findings import Finding, Reason, Severity
-from gateway.detect.psl import split_host
+from gateway.detect.psl import private_suffix, split_host
 
 _DEFAULT_URL_CONFIG: Final = UrlConfig()
 
@@ -606,7 +606,10 @@ def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bo
     rest = host[: -len(suffix) - 1] if host.endswith("." + suffix) else host
     tokens = [t for t in _TOKEN_SPLIT.split(rest) if t]
     label_tokens = [t for t in label.split("-") if t]
-    risky = tld in _RISKY_TLDS
+    # on a hosting platform (netflix-clone.vercel.app) the name is a user's project and the TLD
+    # is the platform's: a brand name there needs a sign of its own
+    hosted = private_suffix(suffix)
+    risky = tld in _RISKY_TLDS and not hosted
     phishy = any(t in _PHISHY_WORDS for t in tokens)
     out: list[tuple[str, bool]] = []
     embedded = _embedded_domain(host, domain, index)
@@ -625,7 +628,10 @@ def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bo
     lookalike = any(d == "ascii-lookalike" for d, _ in label_hits + sub_hits)
     glued = any(w in label for w in _PHISHY_WORDS if len(w) >= 5)  # securepaypal, paypalverify
     sign = risky or phishy or embedded or country or lookalike
-    out.extend((detail, sign or glued or not needs_sign) for detail, needs_sign in label_hits)
+    out.extend(
+        (detail, sign or glued or (not needs_sign and not hosted))
+        for detail, needs_sign in label_hits
+    )
     if sign:  # a brand word as a subdomain label (github.acme-corp.com) alone is no phishing
         out.extend((detail, True) for detail, _ in sub_hits)
     if not out and len(label_tokens) == 1 and len(folded) >= _MIN_EDIT_LEN - 1:

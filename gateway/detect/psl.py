@@ -19,7 +19,7 @@ from urllib.parse import scheme_chars
 
 import idna
 
-__all__ = ["split_host"]
+__all__ = ["private_suffix", "split_host"]
 
 _SEPARATOR = "// ===BEGIN PRIVATE DOMAINS==="
 _RULE_RE = re.compile(r"^(?P<suffix>[.*!]*\w[\S]*)", re.UNICODE | re.MULTILINE)
@@ -125,3 +125,16 @@ def split_host(host: str) -> tuple[str, str]:
     if idx is None:
         return "", ""
     return (labels[idx - 1] if idx > 0 else ""), ".".join(labels[idx:])
+
+
+@functools.lru_cache(maxsize=4096)
+def private_suffix(suffix: str) -> bool:
+    """Is ``suffix`` a rule of the list's private section (``vercel.app``, ``github.io``: names
+    under it are chosen by a platform's users, not registered)?"""
+    node = _trie()
+    for label in reversed(suffix.lower().split(".")):
+        child = node.matches.get(_decode(label))
+        if child is None:
+            return False
+        node = child
+    return node.end and node.private

@@ -424,3 +424,11 @@ def test_idn_brand_lures_block() -> None:
     found = check("itaú-seguranca.app")
     assert (Reason.CONFUSABLE_HOST.value, "brand-name") in summary(found)
     assert summary(check("münchen.de")) == {(Reason.IDN_HOST.value, "punycode")}
+
+
+def test_brand_names_on_hosting_platforms() -> None:
+    """On a platform's private suffix the name is a user's project: a brand name alone warns, a
+    brand name with an account word or a look-alike spelling still blocks."""
+    assert summary(check("netflix-clone.vercel.app")) == {(Reason.TYPOSQUAT.value, "brand-name")}
+    assert (Reason.CONFUSABLE_HOST.value, "brand-name") in summary(check("paypal-login.vercel.app"))
+    assert (Reason.CONFUSABLE_HOST.value, "ascii-lookalike") in summary(check("paypa1.netlify.app"))

@@ -99,3 +99,12 @@ def test_importing_hosts_does_not_import_tldextract_or_requests() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_private_suffix() -> None:
+    from gateway.detect.psl import private_suffix
+
+    assert private_suffix("vercel.app")
+    assert private_suffix("github.io")
+    assert not private_suffix("com")
+    assert not private_suffix("co.uk")
