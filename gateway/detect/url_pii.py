@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
+import re2
+
 _DOB_KEYS: Final = frozenset(
     {"dob", "birth", "birthdate", "birth_date", "birthday", "date_of_birth", "dateofbirth",
      "bdate", "bday", "born", "geb", "gebdat", "gebdatum", "geburtsdatum", "geburtstag",
@@ -349,7 +351,7 @@ _TEXT_NUMBER: Final = re.compile(
     r"|[0-9](?:[0-9]|[ .\-](?=[0-9])){7,22})(?![\w])"
 )
 # Words that announce an identity number, in the languages of the formats above and more.
-_ID_CUES: Final = re.compile(
+_ID_CUES: Final = re2.compile(
     r"(?i)\b(?:id|ids|identity|identit|national|kimlik|tckn|pesel|cpf|aadhaa?r|nik|ktp|"
     r"personnummer|personal|bsn|nir|insee|dni|nie|rut|run|curp|nric|fin|hetu|henkil|isikukood|"
     r"egn|cnp|rnokpp|ipn|inn|snils|sin|ssn|nin|citizen|ciudadan|cidad|identidad|identidade|"
