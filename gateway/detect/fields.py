@@ -248,6 +248,16 @@ def _opaque_key(key: str, hits: Hits) -> bool:
     "field_44ed7ea4", "k0B86AT0rFn1n7E9", a base64 string)."""
     if hits.generic:
         return True
+    if len(key) <= _CACHE_KEY_MAX:
+        return _opaque_key_shape(key)
+    return _opaque_key_shape.__wrapped__(key)
+
+
+_CACHE_KEY_MAX = 256
+
+
+@functools.lru_cache(maxsize=4096)
+def _opaque_key_shape(key: str) -> bool:
     toks = words(key)
     if not toks:
         return True

@@ -71,31 +71,25 @@ class Hits:
     ask: bool = False  # holds a request verb ("enter", "введите", "masukkan", "please")
 
 
+# Scripts written without spaces (Han, kana, Thai, Lao, Myanmar, Khmer): terms in them can only
+# be matched as substrings.
+_NO_SPACE_RE = re.compile(
+    "[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]"
+)
+
+
 def _no_space_script(term: str) -> bool:
-    """Terms in scripts written without spaces (Han, kana, Thai, Lao, Myanmar, Khmer) can only be
-    matched as substrings."""
-    return any(
-        0x3040 <= ord(c) <= 0x30FF
-        or 0x3400 <= ord(c) <= 0x9FFF
-        or 0xF900 <= ord(c) <= 0xFAFF
-        or 0x0E00 <= ord(c) <= 0x0EFF  # Thai, Lao
-        or 0x1000 <= ord(c) <= 0x109F  # Myanmar
-        or 0x1780 <= ord(c) <= 0x17FF  # Khmer
-        for c in term
-    )
+    return _NO_SPACE_RE.search(term) is not None
+
+
+# Scripts whose languages glue case endings, postpositions or prefixes to words (Armenian,
+# Hebrew, Arabic, the Indic scripts and Sinhala, Georgian, Ethiopic): "প্রশ্নের" is "প্রশ্ন" + "-er".
+# Terms in them also match inside longer words.
+_AFFIXING_RE = re.compile("[\u0530-\u06ff\u0900-\u0dff\u10a0-\u10ff\u1200-\u139f]")
 
 
 def _affixing_script(term: str) -> bool:
-    """Terms in scripts whose languages glue case endings, postpositions or prefixes to words
-    (Indic, Sinhala, Ethiopic, Georgian, Armenian, Hebrew, Arabic): "প্রশ্নের" is "প্রশ্ন" + "-er",
-    "والسيسمة"… Such terms also match inside longer words."""
-    return any(
-        0x0530 <= ord(c) <= 0x06FF  # Armenian, Hebrew, Arabic
-        or 0x0900 <= ord(c) <= 0x0DFF  # Devanagari … Sinhala
-        or 0x10A0 <= ord(c) <= 0x10FF  # Georgian
-        or 0x1200 <= ord(c) <= 0x139F  # Ethiopic
-        for c in term
-    )
+    return _AFFIXING_RE.search(term) is not None
 
 
 _AFFIX_STEM_MIN = 4  # shorter terms only as whole words: too many words contain them
