@@ -675,7 +675,8 @@ def analyze_url(url: str, path: str, cfg: UrlConfig, limits: Limits) -> list[Fin
     if parsed is None:
         a.add(Reason.MALFORMED, "url")
         return a.findings
-    if _DOUBLED_SCHEME.match(url.strip(_C0_OR_SPACE)) is not None:
+    doubled = str(parsed.hostname).lower() in {"http", "https", "http:", "https:"}
+    if doubled or _DOUBLED_SCHEME.match(url.strip(_C0_OR_SPACE)) is not None:
         a.add(Reason.MALFORMED, "doubled-scheme")
         return a.findings
     scheme = str(parsed.protocol).rstrip(":")

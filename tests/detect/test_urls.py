@@ -766,7 +766,13 @@ def test_at_handles_are_not_misleading(url: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["https://https://login.example.com/", "https://http://portal.example.net/auth"]
+    "url",
+    [
+        "https://https://login.example.com/",
+        "https://http://portal.example.net/auth",
+        "https://https//login.example.com/",  # the colon dropped: the host would be "https"
+        "https:https://x.example.com/",
+    ],
 )
 def test_doubled_scheme_is_malformed(url: str) -> None:
     assert run(url) == [Finding(Reason.MALFORMED, P, Severity.HIGH, "doubled-scheme")]
