@@ -185,7 +185,16 @@ def skeleton(s: str) -> str:
     """UTS #39 skeleton: NFD, map every character through confusables.txt, NFD again.
     Two strings are confusable when their skeletons are equal (``skeleton("раypal") ==
     skeleton("paypal")``). Case is kept, as in UTS #39."""
+    if s.isascii():  # NFD is the identity on ASCII; the ASCII rows of the table suffice
+        out = s.translate(_ascii_confusables())
+        if out.isascii():
+            return out
     return unicodedata.normalize("NFD", unicodedata.normalize("NFD", s).translate(_confusables()))
+
+
+@functools.cache
+def _ascii_confusables() -> dict[int, str]:
+    return {k: v for k, v in _confusables().items() if k < 128}
 
 
 @functools.cache
@@ -263,6 +272,7 @@ def _seed_protected() -> frozenset[str]:
     )
 
 
+@functools.lru_cache(maxsize=16384)
 def _fold(s: str) -> str:
     """ASCII look-alike fold for typosquats: skeleton, lower-case, digit look-alikes, rn/vv."""
     out = skeleton(s).lower().translate(_ASCII_FOLD)
@@ -272,6 +282,8 @@ def _fold(s: str) -> str:
 @functools.lru_cache(maxsize=8192)
 def _label_of(domain: str) -> str:
     """The registrable label: ``paypal`` for ``paypal.com``, ``amazon`` for ``amazon.co.uk``."""
+    if domain.count(".") == 1 and domain.isascii() and not domain.startswith("xn--"):
+        return domain.split(".", 1)[0]  # name.tld: every TLD is a public suffix
     suffix = split_host(domain)[1]
     return domain[: -len(suffix) - 1] if suffix and domain.endswith("." + suffix) else domain
 
