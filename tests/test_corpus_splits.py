@@ -36,7 +36,7 @@ SPLITS = {
 }
 # (recall floor, false-block ceiling, warn-agreement floor), recorded 2026-12-01 on the engine
 # as it was before issue 10's detector work: the starting line, not a goal.
-FLOORS = {"test": (0.47, 0.19, 0.35), "dev": (0.985, 0.005, 0.99)}
+FLOORS = {"test": (0.47, 0.19, 0.35), "dev": (0.98, 0.005, 0.99)}
 TARGETS = (0.98, 0.01, 0.90)
 # Writers used different tags for one language; figures are per language.
 _SAME_LANGUAGE = {"zh-Hans": "zh", "zh-Hant": "zh", "fil": "tl", "nb": "no", "nn": "no"}
