@@ -25,7 +25,7 @@ from aiohttp.test_utils import TestServer
 from gateway.app import GUARD, make_app
 from gateway.config import Limits, Timeouts, load_settings
 from gateway.errors import ConfigError
-from gateway.listener import _HEADER_TIMEOUT_RESPONSE, ConnectionGuard
+from gateway.listener import _HEADER_TIMEOUT_RESPONSE, ConnectionGuard, GuardedSite
 from gateway.policy.loader import load_policy
 from tests.relay_harness import DEFAULT_POLICY, TEST_KEYS, settings_for
 
@@ -41,6 +41,7 @@ class Gateway:
     port: int
     guard: ConnectionGuard
     upstream_calls: list[bytes]
+    site: GuardedSite
 
     @property
     def url(self) -> str:
@@ -99,7 +100,7 @@ async def gateway(
         try:
             site = app[GUARD].site(runner, "127.0.0.1", 0)
             await site.start()
-            yield Gateway(site.port, app[GUARD], calls)
+            yield Gateway(site.port, app[GUARD], calls, site)
         finally:
             await runner.cleanup()
 
@@ -357,6 +358,22 @@ async def test_a_flood_above_the_cap_is_refused_and_the_count_returns_to_zero() 
             w.close()
         await gw.wait_open(0)
         assert await tools_call(gw) == 200
+
+
+# -- stopping -----------------------------------------------------------------------------------
+
+
+async def test_stopping_the_site_closes_connections_that_sent_nothing_and_stops_accepting() -> None:
+    """A drain stops the listener; a connection that never sent a byte has no request to finish
+    (aiohttp does not know it) and is closed then."""
+    async with gateway() as gw:
+        reader, writer = await gw.connect()
+        await gw.wait_open(1)
+        await gw.site.stop()
+        assert await read_until_closed(reader) == b""
+        writer.close()
+        with pytest.raises(ConnectionRefusedError):
+            await gw.connect()
 
 
 # -- configuration ------------------------------------------------------------------------------
