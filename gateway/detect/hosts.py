@@ -322,7 +322,7 @@ _VISUAL_PAIRS: Final = frozenset(
 class _Index:
     """Lookup tables over the protected domains and brands, built once per configuration."""
 
-    def __init__(self, domains: frozenset[str]) -> None:
+    def __init__(self, domains: frozenset[str], extra: frozenset[str] = frozenset()) -> None:
         rows = _brand_rows()
         own: dict[str, int] = {}
         names: dict[str, tuple[int, bool]] = {}  # name → (brand id, generic word)
@@ -334,6 +334,10 @@ class _Index:
                 name = raw.lstrip("?")
                 if name and (name not in names or not generic):
                     names[name] = (brand, generic or len(name) <= 3)
+        for n, d in enumerate(sorted(extra)):  # a policy's own protected domains name brands too
+            label = _label_of(d).replace("-", "")
+            if len(label) >= _MIN_BRAND_LEN and label not in names:
+                names[label] = (len(rows) + n, len(label) < 5)
         all_domains = domains | frozenset(own)
         next_id = len(rows)
         for d in sorted(all_domains):
@@ -416,7 +420,7 @@ class _Index:
 
 @functools.lru_cache(maxsize=32)
 def _index(extra: frozenset[str]) -> _Index:
-    return _Index(_seed_protected() | extra)
+    return _Index(_seed_protected() | extra, extra)
 
 
 @functools.cache

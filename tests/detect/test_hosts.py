@@ -432,3 +432,9 @@ def test_brand_names_on_hosting_platforms() -> None:
     assert summary(check("netflix-clone.vercel.app")) == {(Reason.TYPOSQUAT.value, "brand-name")}
     assert (Reason.CONFUSABLE_HOST.value, "brand-name") in summary(check("paypal-login.vercel.app"))
     assert (Reason.CONFUSABLE_HOST.value, "ascii-lookalike") in summary(check("paypa1.netlify.app"))
+
+
+def test_policy_protected_domains_name_brands() -> None:
+    cfg = UrlConfig(protected_domains=frozenset({"acmebank.com"}))
+    assert (Reason.CONFUSABLE_HOST.value, "brand-name") in summary(check("acmebank-login.xyz", cfg))
+    assert check("www.acmebank.com", cfg) == []
