@@ -414,6 +414,9 @@ def _classify(
 ) -> tuple[Category, str] | None:
     """The category of one value-entry field and a value-free detail label."""
     names = _names(f, card_ok=card_ok)
+    for text in (f.key, f.spec.get("title")):
+        if isinstance(text, str) and text.strip() in lex.abbreviations:
+            names.add(lex.abbreviations[text.strip()])
     numeric = _is_numeric(f.spec)
     if numeric and "password" in names:
         names.add("pin")  # a password that is a number is a PIN ("Senha", 0-9999)

@@ -341,6 +341,12 @@ class Lexicon:
         self._by_name = {c.name: c for c in self.categories}
         self._payment = frozenset(c.name for c in categories if c.reason is Reason.PAYMENT_FIELD)
         self._generic = frozenset(t for term in data["generic_fields"] for t in _norm(str(term)))
+        # Exact, case-sensitive titles or keys ("PAT", "SK") and the category they name.
+        self.abbreviations: dict[str, str] = {
+            str(k): str(v)
+            for k, v in (data.get("abbreviations") or {}).items()
+            if str(v) in self._by_name
+        }
         # Servers send the same schemas again and again: short texts (keys, titles) are cached.
         self._cached_scan = functools.lru_cache(maxsize=4096)(self._scan)
 
@@ -474,6 +480,7 @@ def _data() -> Mapping[str, Any]:
     concepts = _load_yaml("concepts.yaml")
     if isinstance(concepts, dict):
         data["concepts"] = concepts.get("concepts") or {}
+        data["abbreviations"] = concepts.get("abbreviations") or {}
     return data
 
 
