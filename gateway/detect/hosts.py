@@ -138,6 +138,17 @@ _GENERIC_LABELS: Final = frozenset(
      "fidelity", "vanguard", "nationwide", "halifax", "revenue", "spectrum", "claro", "vivo",
      "smart", "globe", "bell", "inter", "marcus", "sage", "canva", "figma", "asana", "wix"}
 )  # fmt: skip
+# Account words too common in honest names to make a lure without a brand (docs-ch.dev).
+_WEAK_WORDS: Final = frozenset(
+    {"app", "card", "online", "portal", "service", "services", "help", "center", "centre", "id",
+     "docs", "document", "documents", "file", "share", "storage", "mail", "webmail", "mailbox",
+     "support", "customer", "customers", "client", "track", "tracking", "delivery", "sale",
+     "deal", "offer", "free", "premium", "case", "device", "devices", "log", "sign", "check",
+     "notice", "alert", "alerts", "update", "updates", "mint", "seed", "ledger", "wallet",
+     "restore", "session", "token", "otp", "2fa", "mfa", "tax", "fee", "fees", "connect",
+     "identity", "bank", "pay", "payments", "payment", "invoice", "parcel", "paket",
+     "shipment", "colis", "envio", "pacco", "paczka", "auth", "oauth", "oauth2", "sso"}
+)  # fmt: skip
 # Words for banks, payments and public services: with an account word, a lure on any TLD
 # (``bancopichincha-seguridad.com``) even when the brand is unknown.
 _FINANCE_STEMS: Final = (
@@ -332,7 +343,9 @@ class _Index:
             for raw in brand_names:
                 generic = raw.startswith("?")
                 name = raw.lstrip("?")
-                if name and (name not in names or not generic):
+                if len(name) <= 2:
+                    continue  # au, vi, ch: country codes and syllables, never a brand sign
+                if name not in names or not generic:
                     names[name] = (brand, generic or len(name) <= 3)
         for n, d in enumerate(sorted(extra)):  # a policy's own protected domains name brands too
             label = _label_of(d).replace("-", "")
@@ -660,16 +673,10 @@ def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bo
                 out.append(("edit-distance", sign))
                 break
     finance = [t for t in label_tokens if t.startswith(_FINANCE_STEMS)]
-    phishy_label = any(t in _PHISHY_WORDS and t not in finance for t in label_tokens)
-    weak = {"app", "card", "online", "portal", "service", "services", "help", "center", "id"}
     strong_word = any(
-        t in _PHISHY_WORDS and t not in weak and t not in finance for t in label_tokens
+        t in _PHISHY_WORDS and t not in _WEAK_WORDS and t not in finance for t in label_tokens
     )
-    if (
-        not out
-        and len(label_tokens) > 1
-        and ((risky and phishy_label) or (finance and strong_word))
-    ):
+    if not out and len(label_tokens) > 1 and (risky or finance) and strong_word:
         out.append(("phishy-name", True))  # account-security.xyz, bancoxyz-seguridad.com
     return out
 

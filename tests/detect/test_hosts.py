@@ -409,7 +409,7 @@ def test_brand_words_in_honest_hosts_do_not_block(raw: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "raw", ["bancoriente-seguridad.com", "tax-refund-claim.com", "post-tracking-update.com"]
+    "raw", ["bancoriente-seguridad.com", "tax-refund-claim.com", "post-redelivery-fee.com"]
 )
 def test_unknown_brand_finance_lures_block(raw: str) -> None:
     assert (Reason.CONFUSABLE_HOST.value, "phishy-name") in summary(check(raw))
@@ -438,3 +438,8 @@ def test_policy_protected_domains_name_brands() -> None:
     cfg = UrlConfig(protected_domains=frozenset({"acmebank.com"}))
     assert (Reason.CONFUSABLE_HOST.value, "brand-name") in summary(check("acmebank-login.xyz", cfg))
     assert check("www.acmebank.com", cfg) == []
+
+
+@pytest.mark.parametrize("raw", ["docs-ch.dev", "my-app-updates.dev", "shop-au.app"])
+def test_common_words_on_new_tlds_are_no_lure(raw: str) -> None:
+    assert check(raw) == []
