@@ -582,8 +582,8 @@ def _message_hits(message: str, lex: Lexicon, cfg: FormConfig) -> tuple[Hits, Ca
     language whose request verbs the lexicon lacks) falls back to the first sentence naming one.
     """
     whole = lex.scan(message)
-    if whole.allowed:
-        return whole, None
+    if whole.allowed or not (whole.named or (whole.channel and whole.code_word)):
+        return whole, None  # names nothing: no sentence of it can
     try:
         parts = _sentences(message[:4096])
     except UnicodeEncodeError:  # lone surrogates: RE2 cannot read them

@@ -69,6 +69,7 @@ class Hits:
     payment_words: bool = False  # card-context words, whatever negatives sit next to them
     phone: bool = False  # names a phone number
     ask: bool = False  # holds a request verb ("enter", "введите", "masukkan", "please")
+    named: bool = False  # some category's term is present, negated or not
 
 
 # Scripts written without spaces (Han, kana, Thai, Lao, Myanmar, Khmer): terms in them can only
@@ -140,7 +141,10 @@ _LEET_WORD_RE = re.compile(r"[A-Za-z0-9@$]+")
 
 
 def _deleet_word(m: re.Match[str]) -> str:
-    word = m.group()
+    return _deleet_word_text(m.group())
+
+
+def _deleet_word_text(word: str) -> str:
     letters = sum(c.isalpha() for c in word)
     if letters < 2 or letters == len(word) or word.isdigit():
         return word
@@ -153,7 +157,7 @@ def _deleeted(text: str) -> str:
     if text.isascii() and _LEET_HINT_RE2.search(text) is None:
         return text
     if len(text) > _MAX_SCAN_CHARS:  # never keep huge strings alive in the cache
-        return deleet_reference(text)
+        return _deleet_long(text)
     return _deleeted_long(text)
 
 
@@ -162,10 +166,34 @@ def deleet_reference(text: str) -> str:
     return _LEET_WORD_RE.sub(_deleet_word, _LEET_RE.sub(_deleet, text))
 
 
+# A word holding a letter next to a leet digit or symbol: the only words _deleet_word changes.
+# RE2 finds them in one linear pass (no Python callback per word of a long text).
+_LEET_WORD_RE2 = re2.compile(r"[A-Za-z0-9@$]*(?:[A-Za-z][0-9@$]|[0-9@$][A-Za-z])[A-Za-z0-9@$]*")
+
+
+def _deleet_long(text: str) -> str:
+    """``deleet_reference`` for long texts."""
+    text = _LEET_RE.sub(_deleet, text)
+    try:
+        found = list(_LEET_WORD_RE2.finditer(text))
+    except UnicodeEncodeError:  # lone surrogates: RE2 cannot read them
+        return _LEET_WORD_RE.sub(_deleet_word, text)
+    if not found:
+        return text
+    out: list[str] = []
+    last = 0
+    for m in found:
+        out.append(text[last : m.start()])
+        out.append(_deleet_word_text(m.group()))
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
 @functools.lru_cache(maxsize=8)
 def _deleeted_long(text: str) -> str:
     """A long text is de-leeted twice per scan (pre-check, then words): once is enough."""
-    return deleet_reference(text)
+    return _deleet_long(text)
 
 
 def _unit(text: str) -> _Unit:
@@ -373,15 +401,18 @@ class Lexicon:
         strong: set[str] = set()
         gated: set[str] = set()
         negated: set[str] = set()
+        named = False  # some category's own term is present (negated or not)
         for cat in self.categories:
             if (cat.name, _NEGATIVE) in found:
                 negated.add(cat.name)
+                named = named or (cat.name, _STRONG) in found or (cat.name, _GATED) in found
                 continue
             if (cat.name, _STRONG) in found:
                 strong.add(cat.name)
             elif (cat.name, _GATED) in found:
                 gated.add(cat.name)
         return Hits(
+            named=named or bool(strong or gated),
             strong=frozenset(strong),
             gated=frozenset(gated),
             card_context=(_CARD_CONTEXT in found and "card_number" not in negated)
