@@ -34,9 +34,11 @@ SPLITS = {
     "test": sorted((CORPUS / "frozen").glob("*.jsonl")),
     "dev": sorted((CORPUS / "dev").glob("*.jsonl")),
 }
-# (recall floor, false-block ceiling, warn-agreement floor), recorded 2026-12-01 on the engine
-# as it was before issue 10's detector work: the starting line, not a goal.
-FLOORS = {"test": (0.47, 0.19, 0.35), "dev": (0.98, 0.005, 0.99)}
+# (recall floor, false-block ceiling, warn-agreement floor): the figures last achieved, so that a
+# regression fails. History on the test split: 47.7 % / 18.6 % / 35.9 % before issue 10's
+# detector work (2026-12-01), 85.9 % / 6.0 % / 90.6 % after its first round the same day (rules
+# developed on the dev split only, which reached 98.6 % / 0.0 % / 99.6 %).
+FLOORS = {"test": (0.855, 0.061, 0.90), "dev": (0.98, 0.005, 0.99)}
 TARGETS = (0.98, 0.01, 0.90)
 # Writers used different tags for one language; figures are per language.
 _SAME_LANGUAGE = {"zh-Hans": "zh", "zh-Hant": "zh", "fil": "tl", "nb": "no", "nn": "no"}
