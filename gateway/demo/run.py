@@ -22,7 +22,7 @@ from typing import Any, TextIO
 from gateway.demo.process import child_process, free_port
 
 DEMO_TOOLS: tuple[tuple[str, str], ...] = (
-    ("demo_profile", "form: name, email, birth date"),
+    ("demo_profile", "form: name, email, start date"),
     ("demo_password", "form: password, one-time code"),
     ("demo_card", "form: card number, CVC, expiry"),
     ("demo_hidden_link", "form with a link hidden in its text"),

@@ -98,7 +98,7 @@ class Size(BaseModel):
 class DemoProfile(BaseModel):
     name: str = Field(title="Full name")
     email: str = Field(title="Email", json_schema_extra={"format": "email"})
-    birth_date: str = Field(title="Birth date", json_schema_extra={"format": "date"})
+    start_date: str = Field(title="Preferred start date", json_schema_extra={"format": "date"})
 
 
 class DemoPassword(BaseModel):
@@ -350,7 +350,7 @@ async def _ask_two(ctx: Context[Any, Any]) -> ToolResult:
 def _add_demo_tools(mcp: MCPServer[Any]) -> None:
     @mcp.tool()
     async def demo_profile(ctx: Context[Any, Any]) -> ToolResult:
-        """A clean profile form (name, email, birth date)."""
+        """A clean profile form (name, email, preferred start date)."""
         return await ask_form_era(
             ctx,
             key="profile",

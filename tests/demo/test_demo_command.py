@@ -27,7 +27,7 @@ def test_demo_prints_what_was_asked_decided_seen_and_returned(tmp_path: Path) ->
         password = by_tool["form: password, one-time code"]
         assert "BLOCK" in password and "secret-field" in password
         assert password.rstrip().endswith("decline") and "nothing" in password
-        profile = by_tool["form: name, email, birth date"]
+        profile = by_tool["form: name, email, start date"]
         assert "ALLOW" in profile and profile.rstrip().endswith("accept")
         assert "WARN" in by_tool["form: full name, SSN"]
         assert "BLOCK" in by_tool["URL: look-alike of apple.com"]

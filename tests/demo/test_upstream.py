@@ -34,7 +34,7 @@ async def clients() -> AsyncIterator[ClientWorker]:
 
 
 DEMO_FORMS = {
-    "demo_profile": ["birth_date", "email", "name"],
+    "demo_profile": ["email", "name", "start_date"],
     "demo_password": ["one_time_code", "password"],
     "demo_card": ["card_number", "cvc", "expiry"],
     "demo_hidden_link": ["confirm"],

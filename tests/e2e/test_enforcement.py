@@ -175,9 +175,9 @@ async def test_allowed_and_warned_elicitations_match_direct(
 @pytest.mark.parametrize(
     "content",
     [
-        {"name": CANARY, "email": "ada@example.org", "birth_date": "1990-12-10"},  # a secret
-        {"name": "Ada", "email": "not an email", "birth_date": "1990-12-10"},  # bad format
-        {"name": "Ada", "email": "ada@example.org", "birth_date": "1990-12-10", "x": "1"},
+        {"name": CANARY, "email": "ada@example.org", "start_date": "2027-01-04"},  # a secret
+        {"name": "Ada", "email": "not an email", "start_date": "2027-01-04"},  # bad format
+        {"name": "Ada", "email": "ada@example.org", "start_date": "2027-01-04", "x": "1"},
     ],
 )
 async def test_outbound_violations_reach_the_server_as_a_decline(
