@@ -3,6 +3,7 @@ builds without deprecation banners."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -21,9 +22,12 @@ def test_make_run_installs_only_what_running_needs(tmp_path: Path) -> None:
     project without extras (the dev extras — pytest, mypy, Node, kubernetes-validate, 581 MB —
     come with ``make test``), then the gateway."""
     venv = tmp_path / "venv"
+    # Run as a top-level make even under `make test` (a nested make prints directory lines).
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     done = subprocess.run(
-        ["make", "-n", "run", f"VENV={venv}"],
+        ["make", "--no-print-directory", "-n", "run", f"VENV={venv}"],
         cwd=ROOT,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
