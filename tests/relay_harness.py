@@ -107,3 +107,16 @@ JSON_HEADERS = {
     "Accept": "application/json, text/event-stream",
     "Content-Type": "application/json",
 }
+
+
+def input_required(request_id: Any, params: dict[str, Any], state: str = "s1") -> dict[str, Any]:
+    """A 2026 InputRequiredResult whose one input request (key ``p``) is a form with ``params``."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "result": {
+            "resultType": "input_required",
+            "requestState": state,
+            "inputRequests": {"p": {"method": "elicitation/create", "params": params}},
+        },
+    }

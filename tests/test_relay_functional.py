@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 from structlog.testing import capture_logs
 
-from tests.relay_harness import JSON_HEADERS, UPSTREAM_SID, running
+from tests.relay_harness import JSON_HEADERS, UPSTREAM_SID, input_required, running
 
 CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}'
 
@@ -689,15 +689,7 @@ async def test_all_blocked_round_inside_an_sse_response_is_retried_into_the_same
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         progress = {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}}
-        result = {
-            "jsonrpc": "2.0",
-            "id": body["id"],
-            "result": {
-                "resultType": "input_required",
-                "requestState": "s1",
-                "inputRequests": {"p": {"method": "elicitation/create", "params": PASSWORD_FORM}},
-            },
-        }
+        result = input_required(body["id"], PASSWORD_FORM)
         for message in (progress, result):
             await resp.write(b"data: " + json.dumps(message).encode() + b"\r\n\r\n")
         return resp

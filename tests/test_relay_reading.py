@@ -15,7 +15,7 @@ import pytest
 from aiohttp import web
 from multidict import CIMultiDict
 
-from tests.relay_harness import JSON_HEADERS, running
+from tests.relay_harness import JSON_HEADERS, input_required, running
 
 CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}'
 PASSWORD_FORM = {
@@ -218,15 +218,7 @@ async def test_the_gateways_own_retry_is_inspected_when_answered_with_json() -> 
             return web.json_response(ELICIT)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        result = {
-            "jsonrpc": "2.0",
-            "id": body["id"],
-            "result": {
-                "resultType": "input_required",
-                "requestState": "s1",
-                "inputRequests": {"p": {"method": "elicitation/create", "params": PASSWORD_FORM}},
-            },
-        }
+        result = input_required(body["id"], PASSWORD_FORM)
         await resp.write(b"data: " + json.dumps(result).encode() + b"\r\n\r\n")
         return resp
 
