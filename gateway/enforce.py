@@ -148,26 +148,10 @@ class _Recent:
         return key in self._data
 
 
-_WARM_UP: Final = (
-    {
-        "mode": "form",
-        "message": "Warm-up: your name and card number, see https://example.com",
-        "requestedSchema": {
-            "type": "object",
-            "properties": {"name": {"type": "string"}, "card": {"type": "string"}},
-        },
-    },
-    {"mode": "url", "message": "Warm-up", "url": "https://xn--e1afmkfd.example.com/a?b=c"},
-)
-
-
 def warm_up(policy: Policy) -> None:
-    """Run every detector once, for every detection configuration of ``policy``, so that lazily
-    loaded data (lexicon, confusables, public suffix list, secret rules, per-configuration
-    indexes) is loaded before the policy takes traffic, not in a user's request."""
+    """Load every detector's data and warm every detection configuration of ``policy`` before
+    it takes traffic (one warm-up, the engine's: :func:`gateway.policy.engine.warm_policy`)."""
     warm_policy(policy)
-    for params in _WARM_UP:
-        evaluate(params, modes=frozenset({"form", "url"}), server=None, policy=policy)
 
 
 class Enforcer:

@@ -50,7 +50,7 @@ from typing import Final
 
 from gateway.errors import UpstreamProtocolError
 
-__all__ = ["Reading", "Unreadable", "plan_response"]
+__all__ = ["JSON_TYPE", "SSE_TYPE", "Reading", "Unreadable", "plan_response"]
 
 JSON_TYPE: Final = "application/json"
 SSE_TYPE: Final = "text/event-stream"

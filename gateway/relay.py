@@ -44,14 +44,14 @@ from gateway.markers import (
 )
 from gateway.metrics import Metrics
 from gateway.observe import Exchange, Observer
+from gateway.reading import JSON_TYPE as JSON_CT
+from gateway.reading import SSE_TYPE as SSE_CT
 from gateway.reading import Reading, Unreadable, plan_response
 from gateway.seal import KeyRing, SealError
 from gateway.sse import SSEBlock, SSEDecoder, SSEError, encode_event
 from gateway.tokens import SessionClaims, credential_digest, open_session, seal_session
 from gateway.upstream import UpstreamClient, UpstreamError, UpstreamResponse, UpstreamTimeout
 
-JSON_CT: Final = "application/json"
-SSE_CT: Final = "text/event-stream"
 SESSION_HEADER: Final = "Mcp-Session-Id"
 _REPLY_HEADERS: Final = ("mcp-session-id", "mcp-protocol-version", "authorization")
 
