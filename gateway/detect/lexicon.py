@@ -512,7 +512,53 @@ def _data() -> Mapping[str, Any]:
     if isinstance(concepts, dict):
         data["concepts"] = concepts.get("concepts") or {}
         data["abbreviations"] = concepts.get("abbreviations") or {}
+        for name, more in _more_concepts():
+            _merge_terms(data["concepts"], more, name)
     return data
+
+
+_TERM_KINDS = ("terms", "stems", "gated_terms", "gated_stems")
+
+
+def _more_concepts() -> list[tuple[str, Any]]:
+    """``data/concepts/*.yaml``, by name: more terms per language for concepts.yaml's concepts
+    (one file per language group, so that each can be reviewed on its own)."""
+    folder = resources.files("gateway").joinpath("data/concepts")
+    if not folder.is_dir():
+        return []
+    names = sorted(p.name for p in folder.iterdir() if p.name.endswith(".yaml"))
+    return [(f"concepts/{n}", _load_yaml(f"concepts/{n}")) for n in names]
+
+
+def _merge_terms(concepts: dict[str, Any], more: Any, name: str) -> None:
+    """Add a file's per-language term lists to the concepts it names; a concept or a key that
+    concepts.yaml does not define is an error naming the file."""
+    if not isinstance(more, dict) or not isinstance(more.get("concepts"), dict):
+        raise ValueError(f"{name}: expected a mapping 'concepts'")  # noqa: TRY004
+    for concept, spec in more["concepts"].items():
+        if concept not in concepts:
+            raise ValueError(f"{name}: concepts.{concept}: unknown concept")
+        if not isinstance(spec, dict):
+            raise ValueError(f"{name}: concepts.{concept}: expected a mapping")  # noqa: TRY004
+        target = concepts[concept]
+        for kind, per_language in spec.items():
+            if kind not in _TERM_KINDS or not isinstance(per_language, dict):
+                raise ValueError(
+                    f"{name}: concepts.{concept}.{kind}: expected one of {_TERM_KINDS}"
+                    " with terms per language"
+                )
+            have = target.get(kind)
+            if have is None:
+                have = target[kind] = {}
+            elif isinstance(have, list):
+                have = target[kind] = {"*": have}
+            for language, terms in per_language.items():
+                if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
+                    raise ValueError(
+                        f"{name}: concepts.{concept}.{kind}.{language}: expected a list of text"
+                    )
+                key = str(language)
+                have[key] = [*(have.get(key) or ()), *terms]
 
 
 @functools.cache

@@ -306,3 +306,53 @@ def test_lexicon_from_minimal_data() -> None:
 
 def test_long_text_is_scanned_up_to_the_cap() -> None:
     assert "secret" in strong("filler " * 1000 + "password")
+
+
+# -- data/concepts/*.yaml: more terms per language group ----------------------------------------
+
+
+def test_language_group_files_add_terms_per_language() -> None:
+    from gateway.detect.lexicon import _merge_terms
+
+    concepts: dict[str, Any] = {
+        "password": {"category": "secret", "terms": {"en": ["password"]}},
+        "pin": {"category": "secret", "terms": ["pin"]},
+    }
+    _merge_terms(
+        concepts,
+        {
+            "concepts": {
+                "password": {"terms": {"yo": ["ọrọ igbaniwọle"]}, "stems": {"yo": ["igbani"]}},
+                "pin": {"terms": {"sw": ["nambari ya siri"]}},
+            }
+        },
+        "concepts/africa.yaml",
+    )
+    assert concepts["password"]["terms"] == {"en": ["password"], "yo": ["ọrọ igbaniwọle"]}
+    assert concepts["password"]["stems"] == {"yo": ["igbani"]}
+    assert concepts["pin"]["terms"] == {"*": ["pin"], "sw": ["nambari ya siri"]}
+
+
+@pytest.mark.parametrize(
+    ("more", "message"),
+    [
+        ({"concepts": {"pasword": {"terms": {"en": ["x"]}}}}, "concepts.pasword: unknown concept"),
+        ({"concepts": {"pin": {"negative": {"en": ["x"]}}}}, "concepts.pin.negative: expected"),
+        ({"concepts": {"pin": {"terms": {"en": "x"}}}}, "concepts.pin.terms.en: expected a list"),
+        ({"concepts": {"pin": {"terms": ["x"]}}}, "concepts.pin.terms: expected"),
+        ([], "expected a mapping 'concepts'"),
+    ],
+)
+def test_a_bad_language_group_file_is_named(more: Any, message: str) -> None:
+    from gateway.detect.lexicon import _merge_terms
+
+    with pytest.raises(ValueError, match=f"^concepts/x.yaml: {message}"):
+        _merge_terms({"pin": {"category": "secret"}}, more, "concepts/x.yaml")
+
+
+def test_every_shipped_language_group_file_loads() -> None:
+    from gateway.detect.lexicon import _data, _more_concepts
+
+    known = set(_data()["concepts"])
+    for name, more in _more_concepts():
+        assert set(more["concepts"]) <= known, name

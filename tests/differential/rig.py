@@ -356,6 +356,10 @@ class TsVictim:
         return (SDK_DIR / "dist" / "esm" / "client" / "streamableHttp.js").exists()
 
     async def __aenter__(self) -> TsVictim:
+        await self._start()
+        return self
+
+    async def _start(self) -> None:
         self._proc = await asyncio.create_subprocess_exec(
             str(node_binary()),
             str(TS_VICTIM),
@@ -366,9 +370,11 @@ class TsVictim:
             env={**os.environ, "NODE_NO_WARNINGS": "1"},
             limit=2**24,
         )
-        return self
 
     async def __aexit__(self, *exc: object) -> None:
+        await self._stop()
+
+    async def _stop(self) -> None:
         proc = self._proc
         if proc is None:
             return
@@ -402,12 +408,16 @@ class TsVictim:
         try:
             line = await asyncio.wait_for(proc.stdout.readline(), VICTIM_TIMEOUT)
         except TimeoutError:
+            # Counted as a victim timeout, like the Python victims'. The process answers in
+            # order, so it is replaced: its late answer must never be read as the next one's.
             reading.timed_out = True
-            raise RuntimeError("the Node victim did not answer") from None
+            await self._stop()
+            await self._start()
+            return [reading, newer]
         if not line:
             raise RuntimeError("the Node victim exited")
         out = json.loads(line)
-        assert out["n"] == n
+        assert out["n"] == n, f"the Node victim answered command {out['n']}, not {n}"
         for message in out["messages"]:
             reading.messages.append(message)
             reading.elicitations += elicitations_in(message)
