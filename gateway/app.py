@@ -121,6 +121,7 @@ def make_app(
     app[TARGETS] = targets_of(settings)
     app[READY_CACHE] = {}
     app.cleanup_ctx.append(_upstream_client)
+    app.cleanup_ctx.append(_memory_keeper)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
     app.router.add_get("/metrics", _metrics)
@@ -143,6 +144,15 @@ def _mcp_handler(target: Target) -> Callable[[web.Request], Awaitable[web.Stream
         return response
 
     return handler
+
+
+async def _memory_keeper(app: web.Application) -> AsyncIterator[None]:
+    """Hands memory back after a burst of connections (``ConnectionGuard.give_back_memory``)."""
+    task = asyncio.create_task(app[GUARD].give_back_memory())
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def _upstream_client(app: web.Application) -> AsyncIterator[None]:

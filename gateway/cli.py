@@ -105,6 +105,10 @@ def _build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     if args.command == "serve":
+        if argv is None:  # started as a command, not called from Python
+            from gateway.allocator import reexec_with_system_allocator  # noqa: PLC0415
+
+            reexec_with_system_allocator()  # returns only when it is not wanted
         # Until `serve` takes them over (it remembers them from its first line), SIGHUP and
         # SIGUSR1 must not end the process; nothing is loaded or opened yet, so nothing is lost.
         for signum in (signal.SIGHUP, signal.SIGUSR1):

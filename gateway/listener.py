@@ -51,6 +51,7 @@ from aiohttp import web
 from aiohttp.streams import StreamReader
 
 from gateway import errors
+from gateway.allocator import TRIM_INTERVAL, Trimmer, malloc_trim
 from gateway.config import Settings
 from gateway.jsonrpc import error_response
 from gateway.logs import get_logger
@@ -113,6 +114,7 @@ class ConnectionGuard:
         self.keepalive_timeout = keepalive_timeout
         self.max_connections = max_connections
         self.open = 0  # connections accepted and not refused, not yet lost
+        self.trimmer = Trimmer()
         self._metrics = metrics
         self._closed = {r: metrics.connections_closed.labels(r) for r in CLOSE_REASONS}
         self._connections: dict[asyncio.BaseTransport, _Connection] = {}
@@ -143,6 +145,7 @@ class ConnectionGuard:
         if self.open >= self.max_connections:
             return False
         self.open += 1
+        self.trimmer.observe(self.open)
         self._metrics.connections_open.inc()
         return True
 
@@ -173,6 +176,17 @@ class ConnectionGuard:
             asyncio.get_running_loop().call_soon(self._reap)
         else:
             self._reaping = False
+
+    async def give_back_memory(self, interval: float = TRIM_INTERVAL) -> None:
+        """Forever: every ``interval`` s, when connections fell well below their peak, hand the
+        memory they held back to the system (``gateway/allocator.py``) — off the event loop."""
+        trim = malloc_trim()
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(interval)
+            if self.trimmer.due(self.open) and trim is not None:
+                await loop.run_in_executor(None, trim, 0)
+                self._metrics.memory_trims.inc()
 
     def close_unstarted(self) -> None:
         for conn in list(self._connections.values()):

@@ -97,6 +97,12 @@ class Metrics:
             ["reason"],
             registry=r,
         )
+        self.memory_trims = Counter(
+            "gateway_memory_trims",
+            "Times freed memory was handed back to the system after open connections fell "
+            "(gateway/allocator.py).",
+            registry=r,
+        )
         self.slow_decisions = Counter(
             "gateway_slow_decisions",
             "Decisions slower than the policy's limits.slow_decision_ms (decided normally: no "

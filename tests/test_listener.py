@@ -22,6 +22,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from gateway.allocator import malloc_trim
 from gateway.app import GUARD, make_app
 from gateway.config import Limits, Timeouts, load_settings
 from gateway.errors import ConfigError
@@ -406,3 +407,26 @@ def test_a_non_positive_limit_is_a_config_error(tmp_path: Path, line: str) -> No
     config.write_text(f"upstreams: {{a: {{url: 'http://x/mcp'}}}}\n{line}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"(max_connections|header|body)"):
         load_settings(str(config))
+
+
+# -- memory after a burst -----------------------------------------------------------------------
+
+
+@pytest.mark.skipif(malloc_trim() is None, reason="malloc_trim exists only in glibc")
+async def test_memory_is_handed_back_once_a_burst_of_connections_has_closed() -> None:
+    async with gateway(limits={"max_connections": 500}) as gw:
+        task = asyncio.create_task(gw.guard.give_back_memory(interval=0.05))
+        try:
+            pairs = await asyncio.gather(*(gw.connect() for _ in range(100)))
+            await gw.wait_open(100)
+            await asyncio.sleep(0.2)
+            assert await gw.metric("gateway_memory_trims_total") == 0  # still open: no trim
+            for _, w in pairs:
+                w.close()
+            await gw.wait_open(0)
+            deadline = time.monotonic() + WAIT
+            while await gw.metric("gateway_memory_trims_total") < 1:
+                assert time.monotonic() < deadline, "no trim after 100 connections closed"
+                await asyncio.sleep(0.05)
+        finally:
+            task.cancel()

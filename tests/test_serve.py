@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 import socket
 import subprocess
 import sys
@@ -158,3 +159,43 @@ def test_port_in_use_names_how_the_address_was_set(tmp_path: Path, how: str) -> 
     assert done.stderr.strip().splitlines() == [
         f"elicitation-gateway: error: {where}: address already in use by another process"
     ]
+
+
+@pytest.mark.parametrize("how", ["console script", "python -m gateway", "operator's choice"])
+def test_serve_runs_on_the_system_allocator_unless_the_operator_chose_one(
+    tmp_path: Path, how: str
+) -> None:
+    """gateway/allocator.py: the same process (same pid) re-executed with PYTHONMALLOC=malloc."""
+    if sys.platform != "linux" or platform.libc_ver()[0] != "glibc":
+        pytest.skip("the system allocator is chosen on glibc only")
+    port = free_port()
+    env = {k: v for k, v in peer_env().items() if k != "PYTHONMALLOC"}
+    if how == "operator's choice":
+        env["PYTHONMALLOC"] = "pymalloc"
+    script = Path(sys.executable).with_name("elicitation-gateway")
+    command = [str(script)] if how == "console script" else [sys.executable, "-m", "gateway"]
+    args = ["serve", "--upstream", "http://127.0.0.1:9/mcp", "--listen", f"127.0.0.1:{port}"]
+    log = tmp_path / "out.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*command, *args, "--workers", "1"], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and proc.poll() is None:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                        break
+                except OSError:
+                    time.sleep(0.1)
+            assert proc.poll() is None, log.read_text()
+            environ = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
+            cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    want = b"PYTHONMALLOC=pymalloc" if how == "operator's choice" else b"PYTHONMALLOC=malloc"
+    assert want in environ
+    assert b"serve" in cmdline
+    if how == "console script":
+        assert str(script).encode() in cmdline
