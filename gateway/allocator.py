@@ -77,6 +77,13 @@ def reexec_with_system_allocator() -> None:
     os.execve(sys.executable, command, env)  # noqa: S606 - the same program, argv as given
 
 
+def give_back_freed_memory() -> None:
+    """Trim now (start-up, where nothing else runs yet); a no-op without glibc."""
+    trim = malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
 class Trimmer:
     """When to give freed memory back: after the number of open connections fell by at least
     ``min_drop`` from the highest it reached since the last check.

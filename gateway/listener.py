@@ -40,6 +40,7 @@ import asyncio
 import contextlib
 import errno
 import functools
+import gc
 import resource
 import socket
 from collections import deque
@@ -179,12 +180,17 @@ class ConnectionGuard:
 
     async def give_back_memory(self, interval: float = TRIM_INTERVAL) -> None:
         """Forever: every ``interval`` s, when connections fell well below their peak, hand the
-        memory they held back to the system (``gateway/allocator.py``) — off the event loop."""
+        memory they held back to the system (``gateway/allocator.py``).
+
+        A closed connection's objects sit in reference cycles (protocol, transport, tasks), so
+        they are freed only by a full collection; it runs on the loop (a few milliseconds, as
+        the start-up objects are frozen out of it, see ``serve``), the trim in a thread."""
         trim = malloc_trim()
         loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(interval)
             if self.trimmer.due(self.open) and trim is not None:
+                gc.collect()
                 await loop.run_in_executor(None, trim, 0)
                 self._metrics.memory_trims.inc()
 

@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import ctypes
 import errno
+import gc
 import multiprocessing
 import os
 import shutil
@@ -37,6 +38,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from gateway.allocator import give_back_freed_memory
 from gateway.config import LOG_LEVELS, Settings, load_settings, parse_listen
 from gateway.demo.process import child_process, free_port
 from gateway.errors import ConfigError, PolicyError
@@ -509,6 +511,12 @@ def run_serve(args: argparse.Namespace) -> int:
             keys = KeyRing.from_sources(flags["key_file"])
             _warning_for_keys(keys)
             warm_up(policy)  # load detector data once, before forking: shared by the workers
+            # What start-up built lives as long as the process: out of the collector's sight,
+            # so that a full collection after an attack (ConnectionGuard.give_back_memory) is
+            # short, and forked workers do not copy the pages a collection would touch.
+            gc.collect()
+            gc.freeze()
+            give_back_freed_memory()
             if count == 1:
                 asyncio.run(_run(settings, policy, keys, reuse_port=False, audit=audit))
                 return 0
