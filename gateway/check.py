@@ -17,6 +17,16 @@ is ``block`` with ``malformed``. Blank lines are skipped (no output) but still c
 ``--era`` (``handshake`` or ``modern``) turns on the era-specific structure rules (a handshake-era
 URL request must carry ``elicitationId``); without it they are off.
 
+``--explain`` adds, after each verdict line, one line per finding for people (not JSON)::
+
+      block  secret-field  $.requestedSchema.properties.x1  concept=password signal=message-ask \
+term="mot de passe" lang=fr
+
+the finding's own action under the policy, its reason code and path, then its evidence: the
+concept recognised, the signal that fired and, for lexicon hits, the term of the gateway's own
+lexicon that matched and the language it is listed under (never the input's text). A finding
+without evidence shows its value-free ``detail``. Without ``--explain`` the output is unchanged.
+
 Exit status: 0 when every line was evaluated; 2 for a bad policy file or a bad ``--capabilities``.
 """
 
@@ -55,6 +65,7 @@ def run_check(
     stdout: TextIO,
     stderr: TextIO,
     era: str | None = None,
+    explain: bool = False,
 ) -> int:
     try:
         policy = load_policy(policy_path)
@@ -72,10 +83,26 @@ def run_check(
     for number, line in enumerate(stdin, start=1):
         if not line.strip():
             continue
-        result = check_line(line, number, modes=modes, server=server, policy=policy, era=era)
+        ident, decision = _check(line, number, modes=modes, server=server, policy=policy, era=era)
+        result = _result(ident, decision)
         stdout.write(json.dumps(result, ensure_ascii=False, separators=(",", ":")) + "\n")
+        if explain:
+            stdout.writelines(explain_lines(decision, policy, server))
         stdout.flush()
     return 0
+
+
+def explain_lines(decision: Decision, policy: Policy, server: str | None = None) -> list[str]:
+    """One line per finding, for people: its action, reason, path and evidence (``--explain``)."""
+    out = []
+    for f in decision.findings:
+        action = policy.action_for(f.reason, f.severity, server).value
+        if f.evidence is not None:
+            why = f.evidence.describe()
+        else:
+            why = f"detail={f.detail}" if f.detail else "-"
+        out.append(f"  {action}  {f.reason.value}  {f.path}  {why}\n")
+    return out
 
 
 def check_line(
@@ -88,11 +115,24 @@ def check_line(
     era: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate one input line; never raises."""
+    return _result(*_check(line, number, modes=modes, server=server, policy=policy, era=era))
+
+
+def _check(
+    line: str,
+    number: int,
+    *,
+    modes: frozenset[str],
+    server: str | None,
+    policy: Policy,
+    era: str | None = None,
+) -> tuple[Any, Decision]:
+    """The id and the decision for one input line; never raises."""
     try:
         value = json.loads(line)
     except (ValueError, RecursionError):
         bad = Decision(Action.BLOCK, (Finding(Reason.MALFORMED, "$", detail="not-json"),))
-        return _result(number, bad)
+        return number, bad
     ident: Any = number
     params = value
     if _is_wrapper(value):
@@ -103,14 +143,13 @@ def check_line(
                 modes = parse_capabilities(value["capabilities"])
             except (ValueError, TypeError):
                 bad = Decision(Action.BLOCK, (Finding(Reason.MALFORMED, "$.capabilities"),))
-                return _result(ident, bad)
+                return ident, bad
         if "era" in value:
             era = value["era"]
             if era is not None and (not isinstance(era, str) or era not in KNOWN_ERAS):
                 bad = Decision(Action.BLOCK, (Finding(Reason.MALFORMED, "$.era"),))
-                return _result(ident, bad)
-    decision = evaluate(params, modes=modes, server=server, policy=policy, era=era)
-    return _result(ident, decision)
+                return ident, bad
+    return ident, evaluate(params, modes=modes, server=server, policy=policy, era=era)
 
 
 def _is_wrapper(value: Any) -> bool:

@@ -91,6 +91,12 @@ def _build_parser() -> argparse.ArgumentParser:
         default=None,
         help="protocol era of the requests (era-specific rules; default: off)",
     )
+    check.add_argument(
+        "--explain",
+        action="store_true",
+        help="after each verdict line, one line per finding for people: action, reason, path, "
+        "concept, signal, lexicon term and language",
+    )
 
     demo = sub.add_parser("demo", help="show the gateway at work on benign and phishing requests")
     demo.add_argument(
@@ -124,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             capabilities=args.capabilities,
             server=args.server,
             era=args.era,
+            explain=args.explain,
             stdin=sys.stdin,
             stdout=sys.stdout,
             stderr=sys.stderr,

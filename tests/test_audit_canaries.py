@@ -7,11 +7,20 @@ captured and searched for the canaries. Values, URLs' queries and tokens must ne
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import structlog
 from aiohttp import web
 from structlog.testing import capture_logs
 
+from gateway.audit import decision_record
+from gateway.elicitation import Carrier, Sighting
+from gateway.enforce import Context
+from gateway.era import Era
+from gateway.metrics import Metrics
+from gateway.policy.engine import evaluate
+from gateway.policy.loader import load_policy
 from tests.relay_harness import JSON_HEADERS, running
 
 SECRET = "AKIAQYLPMN5HFIQR7XQZ"  # AWS-shaped access key id
@@ -189,3 +198,49 @@ async def test_no_canary_reaches_any_log_line() -> None:
         assert canary not in text, canary
     for prefix in ("gq1.", "gr1.", "gs1.", "server-state"):
         assert prefix not in text, prefix
+
+
+# -- evidence stays out of the audit trail ---------------------------------------------------------
+
+TERM = "mot de passe"  # a term of gateway/data/concepts.yaml (password, fr)
+MESSAGE = "Veuillez confirmer Canary-Message-4q2"
+
+
+def test_evidence_never_reaches_the_audit_line_or_the_metrics() -> None:
+    """A field titled exactly with a lexicon term: the decision explains itself (concept, term,
+    language), but the rendered audit JSON and the metrics keep only codes, paths and the
+    value-free detail — neither the term, nor the evidence, nor the input's text."""
+    policy = load_policy(Path(__file__).resolve().parents[1] / "policies" / "default.yaml")
+    title = TERM.capitalize()  # "Mot de passe", as a server would write it
+    params = {
+        "mode": "form",
+        "message": MESSAGE,
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"x1": {"type": "string", "title": title}},
+        },
+    }
+    decision = evaluate(params, modes=frozenset({"form"}), server=None, policy=policy)
+    assert decision.reasons == ["secret-field"]
+    evidence = decision.findings[0].evidence
+    assert evidence is not None
+    assert (evidence.concept, evidence.term, evidence.lang) == ("password", TERM, "fr")
+
+    ctx = Context(upstream="default", era=Era.HANDSHAKE, modes=frozenset({"form"}), credential="c")
+    sighting = Sighting(Carrier.SERVER_REQUEST, "$.params", params=params, mode="form")
+    record = decision_record(ctx, sighting, decision, policy, 0.5)
+    rendered = structlog.processors.JSONRenderer()(None, "info", dict(record))
+    assert isinstance(rendered, str)
+    metrics = Metrics()
+    metrics.record_audit(record)
+    exported = metrics.render().decode()
+
+    assert json.loads(rendered)["findings"] == [
+        {"reason": "secret-field", "path": "$.requestedSchema.properties.x1", "detail": "secret"}
+    ]
+    for text in (rendered, exported):
+        lowered = text.casefold()
+        for forbidden in (TERM, title, MESSAGE, "canary-message", evidence.describe()):
+            assert forbidden.casefold() not in lowered, forbidden
+        for key in ("evidence", "concept", "signal", "message-ask", '"lang"', "lang="):
+            assert key not in lowered, key

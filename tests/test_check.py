@@ -214,3 +214,74 @@ def test_era_flag_and_per_line_era() -> None:
     assert [r["action"] for r in out] == ["block", "allow", "block"]
     assert out[0]["findings"] == [{"reason": "malformed", "path": "$.elicitationId"}]
     assert _run(["check", "--policy", DEFAULT, "--era", "2025"], "").returncode == 2
+
+
+# -- --explain ------------------------------------------------------------------------------------
+
+FORM_OPAQUE_FR = {
+    "message": "Veuillez saisir votre mot de passe",
+    "requestedSchema": {"type": "object", "properties": {"x1": {"type": "string"}}},
+}
+URL_SHORTENER = {
+    "mode": "url",
+    "message": "Open the report",
+    "url": "https://bit.ly/3Xq9TmB",
+    "elicitationId": "s-1",
+}
+URL_LOOKALIKE = {
+    "mode": "url",
+    "message": "Sign in",
+    "url": "https://paypal.com.secure-login.xyz/x",
+    "elicitationId": "l-1",
+}
+
+
+def test_explain_prints_one_line_per_finding_after_each_verdict() -> None:
+    lines = [
+        json.dumps({"id": "fr", "params": FORM_OPAQUE_FR}),
+        json.dumps({"id": "short", "params": URL_SHORTENER}),
+        json.dumps({"id": "brand", "params": URL_LOOKALIKE}),
+        json.dumps({"id": "ok", "params": FORM_OK}),
+        "{not json",
+    ]
+    proc = _run(["check", "--policy", DEFAULT, "--explain"], "\n".join(lines) + "\n")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.splitlines()
+    verdicts = [i for i, line in enumerate(out) if line.startswith("{")]
+    assert [json.loads(out[i])["id"] for i in verdicts] == ["fr", "short", "brand", "ok", 5]
+    explained = {
+        json.loads(out[i])["id"]: out[i + 1 : [*verdicts, len(out)][n + 1]]
+        for n, i in enumerate(verdicts)
+    }
+    assert explained["fr"] == [
+        "  block  secret-field  $.requestedSchema.properties.x1  "
+        'concept=password signal=message-ask term="mot de passe" lang=fr'
+    ]
+    assert explained["short"] == [
+        "  warn  shortener  $.url  concept=shortener signal=shortener:bit.ly"
+    ]
+    assert any(
+        "block  confusable-host  $.url  concept=brand-embedding signal=brand-embedding:paypal.com"
+        in line
+        for line in explained["brand"]
+    )
+    assert explained["ok"] == []  # nothing found, nothing to explain
+    assert explained[5] == ["  block  malformed  $  detail=not-json"]
+    for i in verdicts:  # one explanation line per finding
+        assert len(explained[json.loads(out[i])["id"]]) == len(json.loads(out[i])["findings"])
+
+
+def test_without_explain_the_output_is_only_the_verdict_lines() -> None:
+    lines = [json.dumps(FORM_OPAQUE_FR), json.dumps(URL_SHORTENER), json.dumps(FORM_PASSWORD)]
+    plain = _run(["check", "--policy", DEFAULT], "\n".join(lines) + "\n")
+    explained = _run(["check", "--policy", DEFAULT, "--explain"], "\n".join(lines) + "\n")
+    assert plain.returncode == explained.returncode == 0
+    verdicts = [line for line in explained.stdout.splitlines() if not line.startswith("  ")]
+    assert plain.stdout == "\n".join(verdicts) + "\n"
+    assert "concept=" not in plain.stdout
+    assert json.loads(plain.stdout.splitlines()[1]) == {
+        "id": 2,
+        "action": "warn",
+        "reasons": ["shortener"],
+        "findings": [{"reason": "shortener", "path": "$.url"}],
+    }

@@ -31,8 +31,8 @@ from typing import Any
 import re2
 
 from gateway.detect.config import FormConfig, Limits
-from gateway.detect.findings import Finding, Reason, Severity, json_path
-from gateway.detect.lexicon import Category, Hits, Lexicon, lexicon_for
+from gateway.detect.findings import Evidence, Finding, Reason, Severity, json_path
+from gateway.detect.lexicon import Category, Hits, Lexicon, Term, lexicon_for
 from gateway.detect.links import link_kinds
 from gateway.detect.normalize import has_invisible, has_lookalikes, words
 from gateway.detect.secrets import scan_secrets
@@ -112,13 +112,23 @@ def _text_findings(
             path,
             Severity.LOW if uri_example and kind in _LOW_LINK_KINDS else Severity.HIGH,
             kind,
+            _LINK_EVIDENCE.get(kind) or Evidence("form-link", f"link:{kind}"),
         )
         for kind in kinds
     ]
-    out.extend(Finding(Reason.SECRET_VALUE, path, Severity.HIGH, rule) for rule in secrets)
+    out.extend(
+        Finding(Reason.SECRET_VALUE, path, Severity.HIGH, rule, Evidence("secret-value", rule))
+        for rule in secrets
+    )
     if invisible:
-        out.append(Finding(Reason.INVISIBLE_CHARS, path, Severity.HIGH))
+        out.append(Finding(Reason.INVISIBLE_CHARS, path, Severity.HIGH, evidence=_INVISIBLE))
     return out
+
+
+_LINK_EVIDENCE = {
+    "lookalike-domain": Evidence("lookalike-domain", "lure-domain"),
+}
+_INVISIBLE = Evidence("invisible-chars", "invisible-char")
 
 
 def check_text(text: str, path: str, limits: Limits) -> list[Finding]:
@@ -292,11 +302,9 @@ def _field(key: str, spec: Mapping[str, Any], lex: Lexicon) -> _Field:
 
 def _structural(spec: Mapping[str, Any], key: str) -> str | None:
     """Category named by the schema itself: autocomplete tokens, format password, writeOnly."""
-    for token in (spec.get("autocomplete"), spec.get("x-autocomplete"), key):
-        if isinstance(token, str):
-            for part in token.strip().lower().replace("_", "-").split():
-                if part in _AUTOCOMPLETE:
-                    return _AUTOCOMPLETE[part]
+    token = _autocomplete_token(spec, key)
+    if token is not None:
+        return _AUTOCOMPLETE[token]
     fmt = spec.get("format")
     if isinstance(fmt, str) and fmt.strip().lower() in ("password", "secret"):
         return "secret"
@@ -411,8 +419,9 @@ def _classify(
     postal: bool,
     channel: bool = False,
     benign_form: bool = False,
-) -> tuple[Category, str] | None:
-    """The category of one value-entry field and a value-free detail label."""
+    message_term: _Named | None = None,
+) -> tuple[Category, str, Evidence] | None:
+    """The category of one value-entry field, a value-free detail label and the evidence."""
     names = _names(f, card_ok=card_ok)
     for text in (f.key, f.spec.get("title")):
         if isinstance(text, str) and text.strip() in lex.abbreviations:
@@ -427,7 +436,9 @@ def _classify(
     found = _pick(lex, names)
     structural = _structural(f.spec, f.key)
     if structural is not None and (found is None or found.severity < Severity.HIGH):
-        return lex.category(structural), _structural_detail(f.spec, f.key)
+        category, detail = lex.category(structural), _structural_detail(f.spec, f.key)
+        token = _autocomplete_token(f.spec, f.key) if detail == "autocomplete" else None
+        return category, detail, Evidence(_concept(category), detail, token)
     if found is not None and found.severity < Severity.HIGH and f.opaque and message is not None:
         found = None  # a stray short word in a random key; the message says what it is for
     if (
@@ -438,31 +449,50 @@ def _classify(
         and not _is_identity(f)
     ):
         # "Answer your security question" and a field titled with the question itself
-        return message, message.detail + "-message"
+        return message, message.detail + "-message", _message_evidence(message, message_term)
     if found is not None:
         if _numeric_setting(f, found):
             return None
         if found.reason is Reason.SECRET_FIELD and (_benign_sense(f) or benign_form):
             return None
-        return found, found.detail
+        return found, found.detail, _named_evidence(f, found, lex)
+    delivery = False
     if message is None and channel and f.opaque and numeric:
         message = lex.category("otp")  # "Enter what the SMS says" and a bare number field
+        delivery = True
     if message is not None and (f.generic or f.opaque):
         if postal and message.name == "pin":
             return None
         if _numeric_setting(f, message):
             return None
-        return message, message.detail + ("-message" if f.opaque and not f.generic else "")
+        detail = message.detail + ("-message" if f.opaque and not f.generic else "")
+        if delivery:
+            return message, detail, _evidence(message, "message-delivery+number-field")
+        return message, detail, _message_evidence(message, message_term)
     if card_ok and f.generic and _short_text(f.spec) and any(h.code_word for h in f.name_hits):
-        return lex.category("card_cvc"), "card-code"  # "Code", maxLength 4, in a card form
+        cvc = lex.category("card_cvc")  # "Code", maxLength 4, in a card form
+        return cvc, "card-code", _evidence(cvc, "code-word+max-length+card-context")
     if _delivered_code(f) and not _numeric_setting(f, lex.category("otp")):
-        return lex.category("otp"), "delivered-code"
+        otp = lex.category("otp")
+        return otp, "delivered-code", _evidence(otp, "delivery-words")
     digits = _short_digits(f.spec) if not numeric else _numeric_digits(f.spec)
     if digits is not None and any(h.code_word and "otp" not in h.negated for h in f.hits):
+        signal = "pattern-digits+code-word" if not numeric else "maximum-digits+code-word"
         if card_ok and digits in (3, 4):
-            return lex.category("card_cvc"), "digit-pattern"
-        return lex.category("otp"), "digit-pattern"
+            cvc = lex.category("card_cvc")
+            return cvc, "digit-pattern", _evidence(cvc, signal + "+card-context")
+        otp = lex.category("otp")
+        return otp, "digit-pattern", _evidence(otp, signal)
     return None
+
+
+def _message_evidence(category: Category, named: _Named | None) -> Evidence:
+    """The message asks for ``category`` and the field does not say what it is for."""
+    if named is None:
+        if category.name == "otp":  # "we sent you a 6-digit code by SMS"
+            return _evidence(category, "message-delivery")
+        return _evidence(category, "message-ask")
+    return _evidence(named[0], "message-ask", named[1])
 
 
 def _choices(spec: Mapping[str, Any]) -> list[Any] | None:
@@ -526,6 +556,54 @@ def _autocomplete_named(spec: Mapping[str, Any], key: str) -> bool:
     )
 
 
+def _autocomplete_token(spec: Mapping[str, Any], key: str) -> str | None:
+    """The first HTML autocomplete token of ``_AUTOCOMPLETE`` the field carries (or its key is)."""
+    for token in (spec.get("autocomplete"), spec.get("x-autocomplete"), key):
+        if isinstance(token, str):
+            for part in token.strip().lower().replace("_", "-").split():
+                if part in _AUTOCOMPLETE:
+                    return part
+    return None
+
+
+# ---------------------------------------------------------------- evidence (check --explain)
+
+# Concept names as people (and tests/corpus/LABELLING.md) say them, where a category's differs.
+_CONCEPT_NAMES = {"kba": "security-answer"}
+
+
+def _concept(category: Category) -> str:
+    return _CONCEPT_NAMES.get(category.name) or category.name.replace("_", "-")
+
+
+def _evidence(category: Category, signal: str, term: Term | None = None) -> Evidence:
+    if term is None:
+        return Evidence(_concept(category), signal)
+    return Evidence(_concept(category), signal, term.text, term.lang)
+
+
+_Named = tuple[Category, Term]
+
+
+def _named_evidence(f: _Field, category: Category, lex: Lexicon) -> Evidence:
+    """Which of the field's own texts (key, title, description) named ``category``, and how."""
+    for hits in f.hits:
+        named = lex.explain(hits, category)
+        if named is not None:
+            concept, term = named
+            return _evidence(concept, "stem" if term.stem else "term", term)
+    for text in (f.key, f.spec.get("title")):
+        if isinstance(text, str) and lex.abbreviations.get(text.strip()) == category.name:
+            # the key of concepts.yaml's abbreviations (compared exactly, case-sensitive)
+            return Evidence(_concept(category), "abbreviation", text.strip())
+    if category.name == "pin":  # a password that is a number ("Senha", 0-9999)
+        for hits in f.hits:
+            named = lex.explain(hits, lex.category("secret"))
+            if named is not None:
+                return _evidence(category, "term+numeric", named[1])
+    return Evidence(_concept(category), "term")
+
+
 def _message_category(hits: Hits, lex: Lexicon, cfg: FormConfig) -> Category | None:
     # "Complete the payment for your order": an order number is not a card number, but the
     # payment still makes the form's code and number fields card fields.
@@ -569,10 +647,13 @@ def _with_context(hits: Hits, whole: Hits, *, channel: bool) -> Hits:
         code_word=hits.code_word or (channel and whole.code_word),
         negated=hits.negated,
         channel=hits.channel or (channel and whole.channel),
+        terms=hits.terms,
     )
 
 
-def _message_hits(message: str, lex: Lexicon, cfg: FormConfig) -> tuple[Hits, Category | None]:
+def _message_hits(
+    message: str, lex: Lexicon, cfg: FormConfig
+) -> tuple[Hits, Category | None, Hits]:
     """What the message names (whole), and the category it asks for.
 
     A message of several sentences is read per sentence (a negative in one says nothing about
@@ -580,23 +661,24 @@ def _message_hits(message: str, lex: Lexicon, cfg: FormConfig) -> tuple[Hits, Ca
     "введите", "masukkan"), or one that ends in "?" or ":". "Your password was changed. Any
     feedback?" asks for feedback, not the password. A message with no asking sentence (a
     language whose request verbs the lexicon lacks) falls back to the first sentence naming one.
+    The third value is the hits of the sentence the category was taken from (for explanations).
     """
     whole = lex.scan(message)
     if whole.allowed or not (whole.named or (whole.channel and whole.code_word)):
-        return whole, None  # names nothing: no sentence of it can
+        return whole, None, whole  # names nothing: no sentence of it can
     try:
         parts = _sentences(message[:4096])
     except UnicodeEncodeError:  # lone surrogates: RE2 cannot read them
         parts = []
     if len(parts) < 2:
-        return whole, None if whole.benign else _message_category(whole, lex, cfg)
-    found: list[tuple[Category | None, bool]] = []
+        return whole, None if whole.benign else _message_category(whole, lex, cfg), whole
+    found: list[tuple[Category | None, bool, Hits]] = []
     introduced = False  # the sentence after a colon is what the colon announces
     delivered: Category | None = None  # what the previous sentence said was just sent
     for text, end in parts:
         hits = lex.scan(text)
         if hits.allowed:
-            return whole, None
+            return whole, None, whole
         category = _message_category(_with_context(hits, whole, channel=False), lex, cfg)
         if category is None and hits.ask:  # "We sent you a code by SMS. Enter it below."
             category = delivered or _message_category(
@@ -604,20 +686,26 @@ def _message_hits(message: str, lex: Lexicon, cfg: FormConfig) -> tuple[Hits, Ca
             )
         if hits.benign:  # "Nové heslo do encyklopedie": a new *entry*, not a new password
             category = None
-        found.append((category, hits.ask or introduced or any(c in _ASK_MARKS for c in end)))
+        ask = hits.ask or introduced or any(c in _ASK_MARKS for c in end)
+        found.append((category, ask, hits))
         introduced = ":" in end or "：" in end
         delivered = category if hits.channel else None
-    asked = [category for category, ask in found if ask]
-    if asked:
-        return whole, next((c for c in asked if c is not None), None)
-    return whole, next((c for c, _ in found if c is not None), None)
+    asked = [(c, h) for c, ask, h in found if ask]
+    candidates = asked or [(c, h) for c, _, h in found]
+    category, source = next(((c, h) for c, h in candidates if c is not None), (None, whole))
+    return whole, category, source
 
 
 def _field_findings(
     props: Mapping[Any, Any], message: str | None, cfg: FormConfig
 ) -> list[Finding]:
     lex = lexicon_for(cfg)
-    msg_hits, msg_category = _message_hits(message, lex, cfg) if message else (Hits(), None)
+    msg_hits, msg_category, msg_source = (
+        _message_hits(message, lex, cfg) if message else (Hits(), None, Hits())
+    )
+    msg_term = None
+    if msg_category is not None:
+        msg_term = lex.explain(msg_source, msg_category) or lex.explain(msg_hits, msg_category)
     fields = [
         _field(key, spec, lex)
         for key, spec in props.items()
@@ -655,7 +743,8 @@ def _field_findings(
                 kind_counts=kind_counts,
             )
             if result is not None:
-                out.append(Finding(result[0].reason, path, result[0].severity, result[1]))
+                category, detail, evidence = result
+                out.append(Finding(category.reason, path, category.severity, detail, evidence))
             continue
         result = _classify(
             f,
@@ -665,10 +754,11 @@ def _field_findings(
             postal=postal,
             channel=msg_hits.channel,
             benign_form=msg_hits.benign and msg_category is None,
+            message_term=msg_term,
         )
         if result is not None:
-            category, detail = result
-            out.append(Finding(category.reason, path, category.severity, detail))
+            category, detail, evidence = result
+            out.append(Finding(category.reason, path, category.severity, detail, evidence))
     return out
 
 
@@ -680,19 +770,21 @@ def _classify_choice(
     message: Category | None,
     kind: str | None,
     kind_counts: Mapping[str, int],
-) -> tuple[Category, str] | None:
+) -> tuple[Category, str, Evidence] | None:
     """A choice field (enum, oneOf, booleans excluded) collects a secret when its choices spell
     one (digits of a PIN, characters of a password, words of a recovery phrase: several such
     fields, or one asked for by the message), when its own text names a security question or a
     card expiry, and it carries sensitive personal data (blood type, country of birth) to warn."""
     if kind is not None and (kind_counts.get(kind, 0) >= 2 or message is not None):
-        return lex.category(_CHOICE_CATEGORY[kind]), f"{kind}-choices"
+        category = lex.category(_CHOICE_CATEGORY[kind])
+        signal = "choice-list" if message is None else "choice-list+message-ask"
+        return category, f"{kind}-choices", _evidence(category, f"{signal}:{kind}")
     names = _names(f, card_ok=card_ok)
     found = _pick(lex, names)
     if found is None:
         return None
     if found.severity < Severity.HIGH or found.name in _CHOICE_SECRETS:
-        return found, found.detail
+        return found, found.detail, _named_evidence(f, found, lex)
     return None
 
 

@@ -7,7 +7,7 @@ log, and the audit log must never contain what the user or the server typed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 
 
@@ -53,6 +53,7 @@ class Reason(StrEnum):
     OVERSIZE = "oversize"
     MODE_NOT_DECLARED = "mode-not-declared"
     HOST_NOT_ALLOWED = "host-not-allowed"
+    SHORTENER = "shortener"
     INTERNAL_ERROR = "internal-error"
 
 
@@ -64,18 +65,48 @@ class Severity(IntEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """Why a detector reported a finding, for people (``check --explain``), never for the audit.
+
+    ``concept``: what was recognised (``password``, ``card-number``, ``lookalike-domain``);
+    ``signal``: what fired (``term``, ``stem``, ``message-ask``, ``format-password``, ``luhn``,
+    ``skeleton:<brand>``, ``shortener:<domain>`` …); ``term``: the lexicon term that matched —
+    text from the gateway's own data, never the input's — and ``lang``, the language it is listed
+    under in ``gateway/data/concepts.yaml`` (or ``data/concepts/*.yaml``), when known.
+    """
+
+    concept: str
+    signal: str
+    term: str | None = None
+    lang: str | None = None
+
+    def describe(self) -> str:
+        """``concept=password signal=message-ask term="mot de passe" lang=fr``."""
+        out = f"concept={self.concept} signal={self.signal}"
+        if self.term is not None:
+            escaped = self.term.replace("\\", "\\\\").replace('"', '\\"')
+            out += f' term="{escaped}"'
+        if self.lang is not None:
+            out += f" lang={self.lang}"
+        return out
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One reason to act, at one JSON path (``$.requestedSchema.properties.pin``). Never a value.
 
     ``severity`` is the detector's own judgement (e.g. a legitimate IDN host is LOW, a whole-script
     confusable of a protected domain is HIGH). ``detail`` is an optional short, value-free label
     such as ``"otp"`` or ``"aws-sigv4"`` for the audit log; it must never contain input text.
+    ``evidence`` explains the finding to people (``check --explain``); it takes no part in equality
+    or hashing (findings deduplicate as before) and never reaches the audit log or metrics.
     """
 
     reason: Reason
     path: str
     severity: Severity = Severity.HIGH
     detail: str = ""
+    evidence: Evidence | None = field(default=None, compare=False)
 
 
 def json_path(*parts: str | int) -> str:

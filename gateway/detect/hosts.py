@@ -48,7 +48,7 @@ import re2
 import regex
 
 from gateway.detect.config import UrlConfig
-from gateway.detect.findings import Finding, Reason, Severity
+from gateway.detect.findings import Evidence, Finding, Reason, Severity
 from gateway.detect.psl import private_suffix, split_host
 
 _DEFAULT_URL_CONFIG: Final = UrlConfig()
@@ -351,6 +351,12 @@ class _Index:
             label = _label_of(d).replace("-", "")
             if len(label) >= _MIN_BRAND_LEN and label not in names:
                 names[label] = (len(rows) + n, len(label) < 5)
+        # A readable name per brand id (its first own domain, else its first name), for evidence.
+        self.brand_names: list[str] = [
+            (brand_domains or brand_names or ("?",))[0].lstrip("?")
+            for brand_names, brand_domains in rows
+        ]
+        self.brand_names.extend(sorted(extra))
         all_domains = domains | frozenset(own)
         next_id = len(rows)
         for d in sorted(all_domains):
@@ -401,6 +407,9 @@ class _Index:
     def brand_of(self, domain: str) -> int | None:
         return self.own.get(domain)
 
+    def brand_name(self, brand: int) -> str | None:
+        return self.brand_names[brand] if 0 <= brand < len(self.brand_names) else None
+
     def contains_name(self, word: str) -> str | None:
         """A distinctive (long) brand name inside ``word`` (``securepaypal``), folded."""
         m = self._long_names.search(word)
@@ -447,8 +456,17 @@ def _shorteners() -> frozenset[str]:
 def is_shortener(host: str, domain: str | None = None) -> bool:
     """Is ``host`` (or its registrable ``domain``) a link shortener (``gateway/data/
     shorteners.txt``)? Its links hide where they lead."""
+    return shortener_of(host, domain) is not None
+
+
+def shortener_of(host: str, domain: str | None = None) -> str | None:
+    """The entry of ``gateway/data/shorteners.txt`` that ``host`` (or its registrable ``domain``)
+    is, or None."""
     names = _shorteners()
-    return host in names or (domain if domain is not None else registrable_domain(host)) in names
+    if host in names:
+        return host
+    domain = domain if domain is not None else registrable_domain(host)
+    return domain if domain in names else None
 
 
 def suspicious_host(host: str) -> bool:
@@ -492,7 +510,7 @@ def _check_ip(host: str, raw_host: str) -> list[Finding]:
     kind = _ip_kind(ip)
     if kind == "loopback" and raw_host.lower() != host:
         kind = "ip-obfuscated"
-    return [Finding(Reason.IP_LITERAL, PATH, Severity.HIGH, kind)]
+    return [Finding(Reason.IP_LITERAL, PATH, Severity.HIGH, kind, Evidence("url-ip", kind))]
 
 
 # ---------------------------------------------------------------- names
@@ -537,10 +555,42 @@ def _script_findings(labels: list[str], tld: str) -> list[Finding]:
         if label.isascii():
             continue
         if not _highly_restrictive(label):
-            out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, "mixed-script"))
+            out.append(_host_finding(Reason.CONFUSABLE_HOST, Severity.HIGH, "mixed-script"))
         elif _whole_script_confusable(label, tld):
-            out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, "whole-script"))
+            script = _single_script(label) or "other"
+            out.append(
+                _host_finding(
+                    Reason.CONFUSABLE_HOST, Severity.HIGH, "whole-script", f"whole-script:{script}"
+                )
+            )
     return out
+
+
+def _host_finding(
+    reason: Reason,
+    severity: Severity,
+    detail: str,
+    signal: str | None = None,
+    concept: str = "lookalike-domain",
+) -> Finding:
+    """A finding at ``$.url``; the evidence's signal defaults to the detail."""
+    return Finding(reason, PATH, severity, detail, Evidence(concept, signal or detail))
+
+
+# Concept per brand-check detail (``_brand_findings``); the signal adds the brand.
+_BRAND_CONCEPTS: Final = {
+    "brand-domain-embedded": ("brand-embedding", "brand-embedding"),
+    "brand-name": ("brand-embedding", "brand-name"),
+    "ascii-lookalike": ("lookalike-domain", "skeleton"),
+    "other-suffix": ("lookalike-domain", "other-suffix"),
+    "edit-distance": ("lookalike-domain", "edit-distance"),
+    "phishy-name": ("lookalike-domain", "phishy-name"),
+}
+
+
+def _brand_evidence(detail: str, brand: str | None) -> Evidence:
+    concept, signal = _BRAND_CONCEPTS.get(detail, ("lookalike-domain", detail))
+    return Evidence(concept, f"{signal}:{brand}" if brand else signal)
 
 
 def _strip_marks(s: str) -> str:
@@ -558,10 +608,11 @@ def _skeleton_match(ulabel_domain: str, index: _Index) -> str | None:
     return None
 
 
-def _embedded_domain(host: str, domain: str, index: _Index) -> bool:
+def _embedded_domain(host: str, domain: str, index: _Index) -> str | None:
     """A protected domain written inside another host: ``paypal.com.evil.net``,
     ``login-chase.com.x.net``, ``www.apple.com-icloud.help``, ``my-paypal.com``. A parent domain
-    of the host (``octocat.github.io`` under ``github.io``) is not embedded."""
+    of the host (``octocat.github.io`` under ``github.io``) is not embedded. Returns the
+    protected domain found, or None."""
     starts = [0] + [i + 1 for i, c in enumerate(host) if c in ".-"]
     for start in starts[:32]:
         dots = 0
@@ -573,15 +624,15 @@ def _embedded_domain(host: str, domain: str, index: _Index) -> bool:
                 # my-paypal.com: only a distinctive brand label (example-shop.app is not Shopify's)
                 hyphened = start > 0 and host[start - 1] == "-"
                 if hyphened and candidate in index.distinctive_domains and candidate != domain:
-                    return True
+                    return candidate
                 break
             if host[end] == ".":
                 dots += 1
             if "." in candidate and candidate != domain and candidate in index.embeddable:
-                return True
+                return candidate
             if dots > 4:
                 break
-    return False
+    return None
 
 
 _DIGIT_FOLD: Final = str.maketrans("0135", "oles")
@@ -591,12 +642,13 @@ def _digit_fold(token: str) -> str:
     return token.translate(_DIGIT_FOLD)
 
 
-def _name_matches(tokens: list[str], index: _Index) -> list[tuple[str, bool]]:
+def _name_matches(tokens: list[str], index: _Index) -> list[tuple[str, bool, str | None]]:
     """(detail, needs a sign) for each brand name among host tokens (joined neighbours too): a
     look-alike spelling (``outl00k``) or a brand split by hyphens (``pay-pal``) is a sign itself;
     a distinctive name as a token counts alone (``nubank-app``); a brand that is also a word
-    (``orange-county``) or a name inside a longer word (``amazonwatch``) needs a sign."""
-    out: list[tuple[str, bool]] = []
+    (``orange-county``) or a name inside a longer word (``amazonwatch``) needs a sign. The third
+    value names the brand (for explanations)."""
+    out: list[tuple[str, bool, str | None]] = []
     n = len(tokens)
     for i in range(n):
         for j in range(i + 1, min(n, i + 3) + 1):
@@ -607,28 +659,33 @@ def _name_matches(tokens: list[str], index: _Index) -> list[tuple[str, bool]]:
             if hit is not None:
                 # a distinctive name needs no other sign; a word-like one (orange) does; a brand
                 # split by hyphens (pay-pal) is written to pass a filter: a sign itself
-                out.append(("brand-name", hit[1] and j - i == 1))
+                out.append(("brand-name", hit[1] and j - i == 1, index.brand_name(hit[0])))
                 continue
             if j - i > 1:
                 continue
             folded = _fold(word)
             if len(word) >= _MIN_BRAND_LEN and folded in index.folded_names:
-                out.append(("ascii-lookalike", False))
+                brand = index.brand_name(index.folded_names[folded])
+                out.append(("ascii-lookalike", False, brand))
                 continue
             if any(c.isdigit() for c in word):
                 for variant in (_digit_fold(word), _digit_fold(word.replace("1", "i"))):
                     if variant != word and variant in index.names:
-                        out.append(("ascii-lookalike", False))
+                        brand = index.brand_name(index.names[variant][0])
+                        out.append(("ascii-lookalike", False, brand))
                         break
-            if len(word) > _MIN_SUBSTRING_LEN and index.contains_name(folded) is not None:
-                out.append(("brand-name", True))
+            if len(word) > _MIN_SUBSTRING_LEN:
+                name = index.contains_name(folded)
+                if name is not None:
+                    out.append(("brand-name", True, name))
     return out
 
 
-def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bool]]:
-    """(detail, high) for every way the host borrows a protected brand. High: the host is not the
-    brand's and reads as it (a look-alike, a brand domain or name inside it with a sign of
-    phishing); low: a lone resemblance (an unrelated word one letter off a brand)."""
+def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bool, str | None]]:
+    """(detail, high, brand) for every way the host borrows a protected brand. High: the host is
+    not the brand's and reads as it (a look-alike, a brand domain or name inside it with a sign of
+    phishing); low: a lone resemblance (an unrelated word one letter off a brand). ``brand``: the
+    protected domain or brand name it borrows, when the check knows it (for explanations)."""
     label = _label_of(domain)
     suffix = domain[len(label) + 1 :]
     tld = suffix.rsplit(".", 1)[-1]
@@ -640,44 +697,45 @@ def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bo
     hosted = private_suffix(suffix)
     risky = tld in _RISKY_TLDS and not hosted
     phishy = any(t in _PHISHY_WORDS for t in tokens)
-    out: list[tuple[str, bool]] = []
-    embedded = _embedded_domain(host, domain, index)
+    out: list[tuple[str, bool, str | None]] = []
+    embedded_domain = _embedded_domain(host, domain, index)
+    embedded = embedded_domain is not None
     if embedded:
-        out.append(("brand-domain-embedded", True))
+        out.append(("brand-domain-embedded", True, embedded_domain))
     folded = _fold(label)
     hit = index.skeletons.get(skeleton(domain)) or index.brands.get(folded)
     if hit and hit != domain:
         if _label_of(hit) != label:
-            out.append(("ascii-lookalike", True))
+            out.append(("ascii-lookalike", True, hit))
         else:
-            out.append(("other-suffix", risky or phishy))
+            out.append(("other-suffix", risky or phishy, hit))
     country = any(len(t) == 2 and t.isalpha() for t in tokens)  # paypal-de, santander-es
     label_hits = _name_matches(label_tokens, index)
     sub_hits = _name_matches(tokens[: len(tokens) - len(label_tokens)], index)
-    lookalike = any(d == "ascii-lookalike" for d, _ in label_hits + sub_hits)
+    lookalike = any(d == "ascii-lookalike" for d, _, _ in label_hits + sub_hits)
     glued = any(w in label for w in _PHISHY_WORDS if len(w) >= 5)  # securepaypal, paypalverify
     sign = risky or phishy or embedded or country or lookalike
     out.extend(
-        (detail, sign or glued or (not needs_sign and not hosted))
-        for detail, needs_sign in label_hits
+        (detail, sign or glued or (not needs_sign and not hosted), brand)
+        for detail, needs_sign, brand in label_hits
     )
     if sign:  # a brand word as a subdomain label (github.acme-corp.com) alone is no phishing
-        out.extend((detail, True) for detail, _ in sub_hits)
+        out.extend((detail, True, brand) for detail, _, brand in sub_hits)
     if not out and len(label_tokens) == 1 and len(folded) >= _MIN_EDIT_LEN - 1:
         edit = index.one_edit(folded)
         if edit is not None:
-            out.append(("edit-distance", edit == "visual"))
+            out.append(("edit-distance", edit == "visual", None))
     if not out:
         for token in label_tokens:
             if len(token) >= _MIN_EDIT_LEN and index.one_edit(_fold(token)) == "visual":
-                out.append(("edit-distance", sign))
+                out.append(("edit-distance", sign, None))
                 break
     finance = [t for t in label_tokens if t.startswith(_FINANCE_STEMS)]
     strong_word = any(
         t in _PHISHY_WORDS and t not in _WEAK_WORDS and t not in finance for t in label_tokens
     )
     if not out and len(label_tokens) > 1 and (risky or finance) and strong_word:
-        out.append(("phishy-name", True))  # account-security.xyz, bancoxyz-seguridad.com
+        out.append(("phishy-name", True, None))  # account-security.xyz, bancoxyz-seguridad.com
     return out
 
 
@@ -690,25 +748,32 @@ def _name_findings(host: str, raw_host: str, domain: str | None, cfg: UrlConfig)
     unicode_host = _to_unicode(host)
     shown_host = unicode_host or _punycode_labels(host)
     if _has_invisible(raw_host):
-        out.append(Finding(Reason.INVISIBLE_CHARS, PATH, Severity.HIGH, "host"))
+        out.append(
+            _host_finding(Reason.INVISIBLE_CHARS, Severity.HIGH, "host", "invisible-char", "host")
+        )
     elif not _raw_matches(raw_host, host, shown_host):
-        out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, "host-mismatch"))
+        out.append(_host_finding(Reason.CONFUSABLE_HOST, Severity.HIGH, "host-mismatch"))
     if any(c in _FAKE_SEPARATORS for c in raw_host + shown_host):
-        out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, "fake-separator"))
+        out.append(_host_finding(Reason.CONFUSABLE_HOST, Severity.HIGH, "fake-separator"))
     index = _index(cfg.protected_domains)
     trusted = domain is not None and (domain in cfg.trusted_domains or domain in index.domains)
     if unicode_host is None and "xn--" in host:
-        out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.LOW, "invalid-idn"))
+        out.append(_host_finding(Reason.CONFUSABLE_HOST, Severity.LOW, "invalid-idn"))
     labels = shown_host.split(".")
     tld = host.rstrip(".").rsplit(".", 1)[-1]
     is_idn = any(lb.startswith("xn--") for lb in host.split("."))
     out.extend(_script_findings(labels, tld))
     if is_idn and domain is not None and not trusted:
         u_domain = _to_unicode(domain) or domain
-        if not u_domain.isascii() and _skeleton_match(u_domain, index) is not None:
-            out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, "skeleton-match"))
+        brand = _skeleton_match(u_domain, index) if not u_domain.isascii() else None
+        if brand is not None:
+            out.append(
+                _host_finding(
+                    Reason.CONFUSABLE_HOST, Severity.HIGH, "skeleton-match", f"skeleton:{brand}"
+                )
+            )
     if is_idn and not trusted:
-        out.append(Finding(Reason.IDN_HOST, PATH, Severity.LOW, "punycode"))
+        out.append(_host_finding(Reason.IDN_HOST, Severity.LOW, "punycode", concept="idn-host"))
     bare = host.rstrip(".")
     latin = all(_scripts_of(c) <= {"Latin"} for c in shown_host)
     if is_idn and not trusted and domain is not None and latin:
@@ -717,20 +782,24 @@ def _name_findings(host: str, raw_host: str, domain: str | None, cfg: UrlConfig)
         folded = _strip_marks(unicodedata.normalize("NFD", skeleton(shown_host))).lower()
         folded_domain = registrable_domain(folded) if folded.isascii() else None
         if folded_domain is not None and folded_domain not in index.domains:
-            for detail, high in _brand_findings(folded.rstrip("."), folded_domain, index):
+            for detail, high, brand in _brand_findings(folded.rstrip("."), folded_domain, index):
                 if high:
-                    out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, detail))
+                    evidence = _brand_evidence(detail, brand)
+                    out.append(
+                        Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, detail, evidence)
+                    )
     if domain is None and bare.count(".") >= 1:
         # an unlisted suffix (paypal.com.evil.example, a private TLD): read its last two labels
         # as the registrable domain, for the brand checks only
         domain = ".".join(bare.rsplit(".", 2)[-2:])
         trusted = domain in cfg.trusted_domains
     if not is_idn and domain is not None and not trusted:
-        for detail, high in _brand_findings(bare, domain, index):
+        for detail, high, brand in _brand_findings(bare, domain, index):
+            evidence = _brand_evidence(detail, brand)
             if high:
-                out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, detail))
+                out.append(Finding(Reason.CONFUSABLE_HOST, PATH, Severity.HIGH, detail, evidence))
             else:
-                out.append(Finding(Reason.TYPOSQUAT, PATH, Severity.LOW, detail))
+                out.append(Finding(Reason.TYPOSQUAT, PATH, Severity.LOW, detail, evidence))
     return out
 
 
@@ -755,5 +824,9 @@ def _check_host(host: str, raw_host: str, cfg: UrlConfig) -> list[Finding]:
     domain = None if is_ip else registrable_domain(host)
     out = _check_ip(host, raw_host) if is_ip else _name_findings(host, raw_host, domain, cfg)
     if cfg.allowed_hosts and not _allowed(host.rstrip("."), domain, cfg.allowed_hosts):
-        out.append(Finding(Reason.HOST_NOT_ALLOWED, PATH, Severity.HIGH, "host"))
+        out.append(
+            _host_finding(
+                Reason.HOST_NOT_ALLOWED, Severity.HIGH, "host", "not-in-allowed-hosts", "host"
+            )
+        )
     return out

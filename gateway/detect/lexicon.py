@@ -33,7 +33,7 @@ from gateway.detect.config import FormConfig
 from gateway.detect.findings import Reason, Severity
 from gateway.detect.normalize import squash, words
 
-__all__ = ["Category", "Hits", "Lexicon", "base_lexicon", "lexicon_for"]
+__all__ = ["Category", "Hits", "Lexicon", "Term", "base_lexicon", "lexicon_for"]
 
 _MAX_PHRASE = 8
 _CACHE_TEXT_MAX = 1024
@@ -49,6 +49,21 @@ class Category:
     reason: Reason
     detail: str
     severity: Severity
+    parent: str | None = None  # a concept's category (concepts.yaml), for explanations
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """A lexicon entry as written in the data files (never the input's text), for explanations.
+
+    ``lang``: the language key(s) it is listed under in concepts.yaml or data/concepts/*.yaml
+    (``"fr"``; ``"cs,sk"`` when several list it), None for lexicon.yaml's untagged lists and a
+    policy's extra terms. ``stem``: matched as a substring (a stem, or a term of a script written
+    without spaces) rather than as whole words."""
+
+    text: str
+    lang: str | None
+    stem: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +85,12 @@ class Hits:
     phone: bool = False  # names a phone number
     ask: bool = False  # holds a request verb ("enter", "введите", "masukkan", "please")
     named: bool = False  # some category's term is present, negated or not
+    # The lexicon entry that made each category of ``strong``/``gated`` fire (for explanations).
+    terms: tuple[tuple[str, Term], ...] = ()
+
+    def term(self, category: str) -> Term | None:
+        """The lexicon entry behind ``category`` in this text, if a term or stem named it."""
+        return next((t for name, t in self.terms if name == category), None)
 
 
 # Scripts written without spaces (Han, kana, Thai, Lao, Myanmar, Khmer): terms in them can only
@@ -103,6 +124,10 @@ def _norm(term: str) -> tuple[str, ...]:
 # A key names one bag of terms: (category or pseudo-category name, kind).
 _STRONG, _GATED, _NEGATIVE = 0, 1, 2
 _Key = tuple[str, int]
+# How a bag was hit: (by a stem, the folded form that matched: joined words or the stem).
+_Match = tuple[bool, str]
+# A term as the data gives it: plain text (lexicon.yaml) or (text, language) (concepts.yaml).
+_Entry = str | tuple[str, str | None]
 _CARD_CONTEXT: _Key = ("@card_context", _STRONG)
 _ALLOW: _Key = ("@allow", _STRONG)
 _CODE_WORD: _Key = ("@code_word", _STRONG)
@@ -219,35 +244,56 @@ class _Index:
     stem_any: Any = None
     any_term: Any = None
     stem_res: dict[_Key, Any] = field(default_factory=dict)
+    # Where each folded form of a bag came from (the data's own text and language), built with
+    # the index so that explaining a hit is one look-up.
+    origins: dict[tuple[_Key, bool, str], Term] = field(default_factory=dict)
     # Every proper prefix of a single term: two or three adjacent tokens can only join into a
     # term when the first one (two) already spell the start of one.
     prefixes: frozenset[str] = frozenset()
 
-    def add_term(self, key: _Key, term: str) -> None:
+    def add_term(self, key: _Key, term: str, lang: str | None = None) -> None:
         toks = _norm(term)
         if not toks:
             return
         if _no_space_script(term):
             self.stems.setdefault(key, set()).add(" ".join(toks))
+            self._origin(key, True, " ".join(toks), term, lang)
             return
         self.singles.setdefault("".join(toks), set()).add(key)
+        self._origin(key, False, "".join(toks), term, lang)
         if 1 < len(toks) <= _MAX_PHRASE:
             self.phrases.setdefault((toks[0], toks[1]), []).append((toks, key))
         if len("".join(toks)) >= _AFFIX_STEM_MIN and _affixing_script(term):
             # "নিরাপত্তা প্রশ্ন" matches "নিরাপত্তা প্রশ্নের"; each word may carry an ending,
             # so a phrase matches with the last word's ending (the stem is the phrase itself)
             self.stems.setdefault(key, set()).add(" ".join(toks))
+            self._origin(key, True, " ".join(toks), term, lang)
 
-    def add_stem(self, key: _Key, stem: str) -> None:
+    def add_stem(self, key: _Key, stem: str, lang: str | None = None) -> None:
         toks = _norm(stem)
         if toks:
             self.stems.setdefault(key, set()).add(" ".join(toks))
+            self._origin(key, True, " ".join(toks), stem, lang)
 
-    def fill(self, key: _Key, terms: Iterable[Any], stems: Iterable[Any]) -> None:
+    def _origin(self, key: _Key, stem: bool, form: str, text: str, lang: str | None) -> None:
+        if key[1] == _NEGATIVE:
+            return
+        slot = (key, stem, form)
+        have = self.origins.get(slot)
+        if have is None:
+            self.origins[slot] = Term(text, lang, stem)
+        elif lang is not None and (have.lang is None or lang not in have.lang.split(",")):
+            # the same folded form listed under several languages ("heslo": cs, sk)
+            langs = lang if have.lang is None else f"{have.lang},{lang}"
+            self.origins[slot] = Term(have.text, langs, stem)
+
+    def fill(self, key: _Key, terms: Iterable[_Entry], stems: Iterable[_Entry]) -> None:
         for term in terms:
-            self.add_term(key, str(term))
+            text, lang = term if isinstance(term, tuple) else (str(term), None)
+            self.add_term(key, str(text), lang)
         for stem in stems:
-            self.add_stem(key, str(stem))
+            text, lang = stem if isinstance(stem, tuple) else (str(stem), None)
+            self.add_stem(key, str(text), lang)
 
     def compile(self) -> None:
         def alternation(items: Iterable[str]) -> Any:
@@ -280,8 +326,9 @@ class _Index:
             view += "|" + squash(deleeted)
         return self.any_term.search(view) is not None
 
-    def hits(self, unit: _Unit) -> set[_Key]:
-        out: set[_Key] = set()
+    def hits(self, unit: _Unit) -> dict[_Key, _Match]:
+        """Every bag ``unit`` hits, with the first folded form that hit it."""
+        out: dict[_Key, _Match] = {}
         singles, prefixes = self.singles, self.prefixes
         toks = unit.tokens
         # Each token, and adjacent pairs and triples joined ("pass word", "2 f a"), looked up as
@@ -290,30 +337,40 @@ class _Index:
         for i, tok in enumerate(toks):
             keys = singles.get(tok)
             if keys:
-                out |= keys
+                for key in keys:
+                    if key not in out:
+                        out[key] = (False, tok)
             if i + 1 < n and tok in prefixes:
                 pair = tok + toks[i + 1]
                 keys = singles.get(pair)
                 if keys:
-                    out |= keys
+                    for key in keys:
+                        if key not in out:
+                            out[key] = (False, pair)
                 if i + 2 < n and pair in prefixes:
-                    keys = singles.get(pair + toks[i + 2])
+                    triple = pair + toks[i + 2]
+                    keys = singles.get(triple)
                     if keys:
-                        out |= keys
+                        for key in keys:
+                            if key not in out:
+                                out[key] = (False, triple)
         phrases = self.phrases
         for i in range(n - 1):
             candidates = phrases.get((toks[i], toks[i + 1]))
             if candidates:
                 for phrase, key in candidates:
                     if key not in out and tuple(toks[i : i + len(phrase)]) == phrase:
-                        out.add(key)
+                        out[key] = (False, "".join(phrase))
         if self.stem_any is not None and self.stem_any.search(unit.text) is not None:
-            out.update(
-                key
-                for key, rx in self.stem_res.items()
-                if key not in out and rx.search(unit.text) is not None
-            )
+            for key, rx in self.stem_res.items():
+                if key not in out:
+                    m = rx.search(unit.text)
+                    if m is not None:
+                        out[key] = (True, m.group())
         return out
+
+    def term(self, key: _Key, match: _Match | None) -> Term | None:
+        return None if match is None else self.origins.get((key, *match))
 
 
 class Lexicon:
@@ -367,6 +424,11 @@ class Lexicon:
         self._index = index
         self.categories: tuple[Category, ...] = tuple(categories)
         self._by_name = {c.name: c for c in self.categories}
+        # A category's concepts (password, pin … of secret), most specific first in explanations.
+        self._explained: dict[str, tuple[Category, ...]] = {
+            c.name: (*(k for k in self.categories if k.parent == c.name), c)
+            for c in self.categories
+        }
         self._payment = frozenset(c.name for c in categories if c.reason is Reason.PAYMENT_FIELD)
         self._generic = frozenset(t for term in data["generic_fields"] for t in _norm(str(term)))
         # Exact, case-sensitive titles or keys ("PAT", "SK") and the category they name.
@@ -380,6 +442,15 @@ class Lexicon:
 
     def category(self, name: str) -> Category:
         return self._by_name[name]
+
+    def explain(self, hits: Hits, category: Category) -> tuple[Category, Term] | None:
+        """The lexicon entry in ``hits`` behind ``category``: a term of one of its concepts
+        (``mot de passe`` of *password*, fr) before one of its own untagged list, if any."""
+        for candidate in self._explained.get(category.name, (category,)):
+            term = hits.term(candidate.name)
+            if term is not None:
+                return candidate, term
+        return None
 
     def scan(self, text: str) -> Hits:
         """Categories named by ``text`` (negatives applied), card context and genericity."""
@@ -395,22 +466,31 @@ class Lexicon:
         unit = _unit(text)
         if not unit.words:
             return Hits(generic=True)
-        found = self._index.hits(unit)
+        index = self._index
+        found = index.hits(unit)
         if _ALLOW in found:
             return Hits(allowed=True)
         strong: set[str] = set()
         gated: set[str] = set()
         negated: set[str] = set()
+        terms: list[tuple[str, Term]] = []
         named = False  # some category's own term is present (negated or not)
         for cat in self.categories:
             if (cat.name, _NEGATIVE) in found:
                 negated.add(cat.name)
                 named = named or (cat.name, _STRONG) in found or (cat.name, _GATED) in found
                 continue
-            if (cat.name, _STRONG) in found:
+            key = (cat.name, _STRONG)
+            if key in found:
                 strong.add(cat.name)
-            elif (cat.name, _GATED) in found:
+            else:
+                key = (cat.name, _GATED)
+                if key not in found:
+                    continue
                 gated.add(cat.name)
+            term = index.term(key, found[key])
+            if term is not None:
+                terms.append((cat.name, term))
         return Hits(
             named=named or bool(strong or gated),
             strong=frozenset(strong),
@@ -427,15 +507,18 @@ class Lexicon:
             payment_words=_CARD_CONTEXT in found,
             phone=_PHONE in found,
             ask=_ASK in found,
+            terms=tuple(terms),
         )
 
 
 def _category(name: str, spec: Mapping[str, Any]) -> Category:
+    parent = spec.get("parent")
     return Category(
         name=name,
         reason=Reason(spec["reason"]),
         detail=str(spec.get("detail", name)),
         severity=Severity.LOW if spec.get("severity") == "low" else Severity.HIGH,
+        parent=None if parent is None else str(parent),
     )
 
 
@@ -446,10 +529,22 @@ _YAML_LOADER: type[yaml.SafeLoader] | type[yaml.CSafeLoader] = getattr(
 
 def _flat(terms: object) -> list[str]:
     """Terms of a concept: a list, or per-language lists (``{de: [...], fr: [...]}``)."""
+    return [text for text, _ in _tagged(terms)]
+
+
+_ANY_LANGUAGE = "*"  # _merge_terms' key for a concept's untagged list
+
+
+def _tagged(terms: object) -> list[tuple[str, str | None]]:
+    """``_flat`` with each term's language key (None when the data gives none)."""
     if isinstance(terms, Mapping):
-        return [str(t) for lang_terms in terms.values() for t in (lang_terms or ())]
+        return [
+            (str(t), None if str(lang) == _ANY_LANGUAGE else str(lang))
+            for lang, lang_terms in terms.items()
+            for t in (lang_terms or ())
+        ]
     if isinstance(terms, list):
-        return [str(t) for t in terms]
+        return [(str(t), None) for t in terms]
     return []
 
 
@@ -464,7 +559,8 @@ def _with_concepts(data: Mapping[str, Any]) -> dict[str, Any]:
     children: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for name, spec in (data.get("concepts") or {}).items():
         parent = str(spec["category"])
-        kinds = {k: _flat(spec.get(k)) for k in ("terms", "stems", "gated_terms", "gated_stems")}
+        # terms keep their language (explanations say which language's term matched)
+        kinds = {k: _tagged(spec.get(k)) for k in ("terms", "stems", "gated_terms", "gated_stems")}
         if name == parent:
             merged = cats[parent]
             for kind, terms in kinds.items():
@@ -478,6 +574,7 @@ def _with_concepts(data: Mapping[str, Any]) -> dict[str, Any]:
             **kinds,
             "negative": _negative(spec, base),
             "negative_sets": spec.get("negative_sets", base.get("negative_sets")),
+            "parent": parent,
         }
         children.setdefault(parent, []).append((name, child))
     return dict(

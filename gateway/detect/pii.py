@@ -29,9 +29,30 @@ from typing import Final
 import phonenumbers
 import re2
 
+from gateway.detect.findings import Evidence
 from gateway.detect.hosts import registrable_domain
 
 PII_KINDS: Final = ("email", "phone", "ssn", "card", "iban", "national-id")
+# What recognised each kind (of this module and of gateway.detect.url_pii), for explanations.
+_PII_EVIDENCE: Final = {
+    "email": ("email", "address+registrable-domain"),
+    "phone": ("phone", "phone-number"),
+    "ssn": ("ssn", "ssn-format"),
+    "card": ("card-number", "luhn+card-prefix"),
+    "iban": ("iban", "iban-checksum"),
+    "national-id": ("national-id", "id-checksum"),
+    "date-of-birth": ("date-of-birth", "key+date"),
+    "passport": ("passport", "key+passport-format"),
+    "name-address": ("name-address", "name+street-address"),
+}
+
+
+def pii_evidence(kind: str, where: str | None = None) -> Evidence:
+    """Evidence for one PII kind (``card`` → concept ``card-number``, signal ``luhn+card-prefix``);
+    ``where`` (``query``, ``path``…) is added to the signal."""
+    concept, signal = _PII_EVIDENCE.get(kind, (kind, "pattern"))
+    return Evidence(concept, f"{where}:{signal}" if where else signal)
+
 
 # ISO 13616 IBAN lengths per country (SWIFT IBAN registry).
 _IBAN_LENGTHS: Final[dict[str, int]] = {

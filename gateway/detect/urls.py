@@ -43,9 +43,9 @@ import ada_url
 import regex
 
 from gateway.detect.config import Limits, UrlConfig
-from gateway.detect.findings import Finding, Reason, Severity
-from gateway.detect.hosts import LOOPBACK_HOSTS, check_host, is_shortener, registrable_domain
-from gateway.detect.pii import find_pii
+from gateway.detect.findings import Evidence, Finding, Reason, Severity
+from gateway.detect.hosts import LOOPBACK_HOSTS, check_host, registrable_domain, shortener_of
+from gateway.detect.pii import find_pii, pii_evidence
 from gateway.detect.url_pii import url_pii_kinds
 
 _SAFE_KEYS: Final = frozenset(
@@ -454,8 +454,14 @@ class _Analysis:
         self.magic_path = False  # a path segment says verify / confirm / reset / login …
         self.nested = 0  # depth of redirect-target URLs being analysed
 
-    def add(self, reason: Reason, detail: str, severity: Severity = Severity.HIGH) -> None:
-        finding = Finding(reason, self.path, severity, detail)
+    def add(
+        self,
+        reason: Reason,
+        detail: str,
+        severity: Severity = Severity.HIGH,
+        evidence: Evidence | None = None,
+    ) -> None:
+        finding = Finding(reason, self.path, severity, detail, evidence)
         if finding not in self.findings:
             self.findings.append(finding)
 
@@ -463,17 +469,18 @@ class _Analysis:
         if not text:
             return
         result = _scan_value(text, self.path, self.depth, secrets=secrets)
+        part = detail.split(":", 1)[0]
         for kind in sorted(result.pii):
-            self.add(Reason.PII_IN_URL, f"{detail}:{kind}")
+            self.add(Reason.PII_IN_URL, f"{detail}:{kind}", evidence=pii_evidence(kind, part))
         if result.secret:
-            self.add(Reason.CREDENTIAL_IN_URL, detail)
+            self.add(Reason.CREDENTIAL_IN_URL, detail, evidence=_ev("credential-in-url", "secret"))
         if result.encoded:
-            self.add(Reason.ENCODED_PAYLOAD, detail)
+            self.add(Reason.ENCODED_PAYLOAD, detail, evidence=_ev("encoded-payload", "decoded"))
 
     def scan_host(self, host: str) -> None:
         """PII smuggled in host labels (``jane-doe-536-90-1234.evil.example``)."""
         for kind in find_pii(host.replace(".", " ")):
-            self.add(Reason.PII_IN_URL, f"host:{kind}")
+            self.add(Reason.PII_IN_URL, f"host:{kind}", evidence=pii_evidence(kind, "host"))
 
     def key_rules(self, part: str, key: str, value: str) -> None:
         nkey = _norm_key(key)
@@ -486,13 +493,18 @@ class _Analysis:
         detail = _detail_key(part, key)
         if nkey == "token" and self.domain in _CHECKOUT_DOMAINS:
             return  # a payment provider's own checkout page: the payment session id
+        # the term is the key as our key lists spell it (the input's key equals it)
         if nkey in _PREAUTH_KEYS or alt in _PREAUTH_KEYS:
-            self.add(Reason.PREAUTH_URL, detail)
+            name = nkey if nkey in _PREAUTH_KEYS else alt
+            self.add(Reason.PREAUTH_URL, detail, evidence=Evidence("preauth-url", "key", name))
         elif nkey in self.strong or alt in self.strong:
-            self.add(Reason.CREDENTIAL_IN_URL, detail)
+            name = nkey if nkey in self.strong else alt
+            evidence = Evidence("credential-in-url", "key", name)
+            self.add(Reason.CREDENTIAL_IN_URL, detail, evidence=evidence)
         elif nkey in _AMBIGUOUS_KEYS and _token_like(value):
             reason = Reason.PREAUTH_URL if nkey == "code" else Reason.CREDENTIAL_IN_URL
-            self.add(reason, detail)
+            evidence = Evidence(reason.value, "key+token-like-value", nkey)
+            self.add(reason, detail, evidence=evidence)
 
     def pairs(self, part: str, pairs: list[tuple[str, str]]) -> None:
         for key, value in pairs:
@@ -507,7 +519,7 @@ class _Analysis:
             self.scan(value, _detail_key(part, key), secrets=not safe)
             self.value_rules(part, key, nkey, value)
         for kind in sorted(url_pii_kinds(pairs)):
-            self.add(Reason.PII_IN_URL, f"{part}:{kind}")
+            self.add(Reason.PII_IN_URL, f"{part}:{kind}", evidence=pii_evidence(kind, part))
 
     def value_rules(self, part: str, key: str, nkey: str, value: str) -> None:
         """What a value says in context: HTTP Basic/Bearer values, cookies, capability tokens,
@@ -515,26 +527,34 @@ class _Analysis:
         if not value:
             return
         detail = _detail_key(part, key)
-        if _BASIC_VALUE.search(value) is not None or _COOKIE_VALUE.search(value) is not None:
-            self.add(Reason.CREDENTIAL_IN_URL, detail)
+        if _BASIC_VALUE.search(value) is not None:
+            self.add(Reason.CREDENTIAL_IN_URL, detail, evidence=_ev("credential-in-url", "auth"))
+        elif _COOKIE_VALUE.search(value) is not None:
+            self.add(Reason.CREDENTIAL_IN_URL, detail, evidence=_ev("credential-in-url", "cookie"))
         if (
             nkey in _CAPABILITY_KEYS
             and self.magic_path
             and self.domain not in _CHECKOUT_DOMAINS
             and _capability_value(value)
         ):
-            self.add(Reason.PREAUTH_URL, detail)
+            evidence = Evidence("preauth-url", "magic-path+capability-key", nkey)
+            self.add(Reason.PREAUTH_URL, detail, evidence=evidence)
         for obj in _json_objects(value, self.depth):
             flat = _flat_pairs(obj)
             encoded = not value.lstrip().startswith("{")
             for kind in sorted(url_pii_kinds(flat) | {k for _, v in flat for k in find_pii(v)}):
-                self.add(Reason.PII_IN_URL, f"{detail}:{kind}")
+                self.add(Reason.PII_IN_URL, f"{detail}:{kind}", evidence=pii_evidence(kind, "json"))
                 if encoded:
-                    self.add(Reason.ENCODED_PAYLOAD, detail)
+                    self.add(
+                        Reason.ENCODED_PAYLOAD, detail, evidence=_ev("encoded-payload", "json")
+                    )
             if any(_json_secret(k, v) for k, v in flat):
-                self.add(Reason.CREDENTIAL_IN_URL, detail)
+                evidence = _ev("credential-in-url", "json-secret-key")
+                self.add(Reason.CREDENTIAL_IN_URL, detail, evidence=evidence)
                 if encoded:
-                    self.add(Reason.ENCODED_PAYLOAD, detail)
+                    self.add(
+                        Reason.ENCODED_PAYLOAD, detail, evidence=_ev("encoded-payload", "json")
+                    )
         if nkey in _REDIRECT_KEYS and self.nested < 2:
             self.redirect_target(part, nkey, value)
 
@@ -552,12 +572,14 @@ class _Analysis:
         is_ip = int(target.host_type) != 0
         loopback = host in LOOPBACK_HOSTS or host.startswith("127.")
         if oauth and scheme == "http" and not loopback:
-            self.add(Reason.NON_HTTPS, detail)
+            self.add(Reason.NON_HTTPS, detail, evidence=_ev("oauth-redirect", "http"))
         if oauth and is_ip and not loopback:
-            self.add(Reason.IP_LITERAL, detail)
+            self.add(Reason.IP_LITERAL, detail, evidence=_ev("oauth-redirect", "ip"))
         domain = None if is_ip else registrable_domain(host)
-        if oauth and _request_catcher(host):
-            self.add(Reason.CONFUSABLE_HOST, f"{detail}:request-catcher")
+        catcher = _request_catcher(host) if oauth else None
+        if catcher is not None:
+            evidence = Evidence("oauth-redirect", f"request-catcher:{catcher}")
+            self.add(Reason.CONFUSABLE_HOST, f"{detail}:request-catcher", evidence=evidence)
         if oauth and not is_ip:
             for finding in check_host(host, host, self.cfg):
                 # an integration named after the provider (slack-bot.example.com) is normal:
@@ -567,7 +589,11 @@ class _Analysis:
                     and finding.reason is Reason.CONFUSABLE_HOST
                     and finding.detail != "brand-name"
                 ):
-                    self.add(Reason.CONFUSABLE_HOST, f"{detail}:{finding.detail}")
+                    signal = finding.evidence.signal if finding.evidence else finding.detail
+                    evidence = Evidence("oauth-redirect", signal)
+                    self.add(
+                        Reason.CONFUSABLE_HOST, f"{detail}:{finding.detail}", evidence=evidence
+                    )
         inner = _Analysis(self.path, self.cfg, Limits(decode_depth=self.depth))
         inner.domain = domain
         inner.nested = self.nested + 1
@@ -575,28 +601,33 @@ class _Analysis:
         inner.pairs("fragment", _fragment_pairs(str(target.hash).removeprefix("#")))
         for finding in inner.findings:
             if finding.reason in {Reason.CREDENTIAL_IN_URL, Reason.PREAUTH_URL, Reason.PII_IN_URL}:
-                self.add(finding.reason, detail)
+                inner_signal = finding.evidence.signal if finding.evidence else finding.detail
+                evidence = Evidence("oauth-redirect", f"redirect-target:{inner_signal}")
+                self.add(finding.reason, detail, evidence=evidence)
 
     def preauth_families(self, keys: set[str]) -> None:
         for detail, any_of, all_of in _PREAUTH_FAMILIES:
             if (any_of and keys & any_of) or (all_of and all_of <= keys):
-                self.add(Reason.PREAUTH_URL, detail)
+                self.add(Reason.PREAUTH_URL, detail, evidence=_ev("preauth-url", detail))
 
     def path_segments(self, host: str, pathname: str) -> None:
         pattern = _WEBHOOK_HOSTS.get(host)
         if pattern is not None and pattern.match(pathname):
-            self.add(Reason.PREAUTH_URL, "webhook")
+            evidence = Evidence("preauth-url", f"webhook:{host}")
+            self.add(Reason.PREAUTH_URL, "webhook", evidence=evidence)
         if host.endswith(".webhook.office.com") and "/webhookb2/" in pathname:
-            self.add(Reason.PREAUTH_URL, "webhook")
+            evidence = Evidence("preauth-url", "webhook:webhook.office.com")
+            self.add(Reason.PREAUTH_URL, "webhook", evidence=evidence)
         segments = [unquote(s) for s in pathname.split("/") if s]
         previous = ""
         for segment in segments:
             lowered = segment.casefold()
             if ";jsessionid=" in lowered or ";sessionid=" in lowered:
-                self.add(Reason.PREAUTH_URL, "path:session")
+                self.add(Reason.PREAUTH_URL, "path:session", evidence=_ev("preauth-url", "session"))
             magic = previous in _MAGIC_SEGMENTS or any(w in previous for w in _MAGIC_WORDS)
             if magic and _capability_token(segment):
-                self.add(Reason.PREAUTH_URL, "path:magic-link")
+                evidence = _ev("preauth-url", "magic-segment+capability-token")
+                self.add(Reason.PREAUTH_URL, "path:magic-link", evidence=evidence)
             self.scan(segment, "path")
             previous = lowered
 
@@ -611,9 +642,20 @@ def _capability_token(segment: str) -> bool:
     return _token_like(segment) and _entropy(segment) >= 3.0
 
 
-def _request_catcher(host: str) -> bool:
+def _request_catcher(host: str) -> str | None:
+    """The entry of ``_REQUEST_CATCHERS`` that ``host`` is or lies under, or None."""
     labels = host.rstrip(".").split(".")
-    return any(".".join(labels[i:]) in _REQUEST_CATCHERS for i in range(len(labels) - 1))
+    for i in range(len(labels) - 1):
+        name = ".".join(labels[i:])
+        if name in _REQUEST_CATCHERS:
+            return name
+    return None
+
+
+@functools.cache
+def _ev(concept: str, signal: str) -> Evidence:
+    """Evidence with no term (shared: built once per kind)."""
+    return Evidence(concept, signal)
 
 
 def _json_secret(key: str, value: str) -> bool:
@@ -647,37 +689,45 @@ def _misleading_at(a: _Analysis, url: str, domain: str | None) -> None:
     for m in _MISLEADING_AT.finditer(unquote(rest)):
         named = registrable_domain(m.group(1).lower())
         if named is not None and named != domain:
-            a.add(Reason.CONFUSABLE_HOST, "misleading-at")
+            a.add(Reason.CONFUSABLE_HOST, "misleading-at", evidence=_ev("lookalike-domain", "at"))
             return
 
 
 def _scheme_findings(a: _Analysis, scheme: str, host: str) -> bool:
     """Scheme checks; True when analysis must stop (not a web URL)."""
     if scheme not in {"http", "https"}:
-        a.add(Reason.BAD_SCHEME, "scheme")
+        signal = f"scheme:{scheme}" if scheme in _NAMED_SCHEMES else "scheme"
+        a.add(Reason.BAD_SCHEME, "scheme", evidence=_ev("url-scheme", signal))
         return True
     if scheme not in a.cfg.schemes and not (
         scheme == "http" and a.cfg.dev_loopback_http and host in LOOPBACK_HOSTS
     ):
-        a.add(Reason.NON_HTTPS, "scheme")
+        a.add(Reason.NON_HTTPS, "scheme", evidence=_ev("url-scheme", f"scheme:{scheme}"))
     return False
+
+
+# Schemes an explanation may name (any other is only "scheme": never echo the input's text).
+_NAMED_SCHEMES: Final = frozenset(
+    {"javascript", "data", "file", "vbscript", "blob", "ftp", "ws", "wss", "mailto", "tel",
+     "intent", "about", "chrome", "view-source", "filesystem", "jar", "sms", "ms-settings"}
+)  # fmt: skip
 
 
 def analyze_url(url: str, path: str, cfg: UrlConfig, limits: Limits) -> list[Finding]:
     """All findings for one URL-mode ``url``; never raises on hostile input."""
     a = _Analysis(path, cfg, limits)
     if len(url) > limits.max_url_length:
-        a.add(Reason.OVERSIZE, "url")
+        a.add(Reason.OVERSIZE, "url", evidence=_ev("oversize", "max-url-length"))
         return a.findings
     if _invisible(url):
-        a.add(Reason.INVISIBLE_CHARS, "url")
+        a.add(Reason.INVISIBLE_CHARS, "url", evidence=_ev("invisible-chars", "invisible-char"))
     parsed = _parse(url)
     if parsed is None:
-        a.add(Reason.MALFORMED, "url")
+        a.add(Reason.MALFORMED, "url", evidence=_ev("malformed", "whatwg-parse"))
         return a.findings
     doubled = str(parsed.hostname).lower() in {"http", "https", "http:", "https:"}
     if doubled or _DOUBLED_SCHEME.match(url.strip(_C0_OR_SPACE)) is not None:
-        a.add(Reason.MALFORMED, "doubled-scheme")
+        a.add(Reason.MALFORMED, "doubled-scheme", evidence=_ev("malformed", "doubled-scheme"))
         return a.findings
     scheme = str(parsed.protocol).rstrip(":")
     host = str(parsed.hostname).lower()
@@ -685,17 +735,17 @@ def analyze_url(url: str, path: str, cfg: UrlConfig, limits: Limits) -> list[Fin
         return a.findings
     authority = _raw_authority(url)
     if parsed.username or parsed.password or (authority is not None and "@" in authority):
-        a.add(Reason.USERINFO, "userinfo")
+        a.add(Reason.USERINFO, "userinfo", evidence=_ev("url-userinfo", "userinfo"))
     for finding in check_host(host, _raw_host(authority or ""), cfg):
-        a.add(finding.reason, finding.detail, finding.severity)
+        a.add(finding.reason, finding.detail, finding.severity, finding.evidence)
     query = str(parsed.search).removeprefix("?")
     query_pairs = _split_pairs(query)
     fragment_pairs = _fragment_pairs(str(parsed.hash).removeprefix("#"))
     if len(query_pairs) + len(fragment_pairs) > limits.max_query_params:
-        a.add(Reason.OVERSIZE, "query")
+        a.add(Reason.OVERSIZE, "query", evidence=_ev("oversize", "max-query-params"))
         return a.findings
     if str(parsed.pathname).count("/") > limits.max_query_params:
-        a.add(Reason.OVERSIZE, "path")
+        a.add(Reason.OVERSIZE, "path", evidence=_ev("oversize", "max-query-params"))
         return a.findings
     if not int(parsed.host_type):
         a.scan_host(host)
@@ -707,8 +757,10 @@ def analyze_url(url: str, path: str, cfg: UrlConfig, limits: Limits) -> list[Fin
         _norm_key(k) in {"auto", "autologin", "auto_login", "login", "sso", "oneclick"}
         for k, _ in query_pairs
     )
-    if a.domain is not None and is_shortener(host, a.domain):
-        a.add(Reason.TYPOSQUAT, "shortener", Severity.LOW)
+    shortener = shortener_of(host, a.domain) if a.domain is not None else None
+    if shortener is not None:  # the destination is hidden behind the shortener
+        evidence = Evidence("shortener", f"shortener:{shortener}")
+        a.add(Reason.SHORTENER, "host", Severity.LOW, evidence)
     a.preauth_families({_norm_key(k) for k, _ in query_pairs})
     a.path_segments(host, str(parsed.pathname))
     a.pairs("query", query_pairs)

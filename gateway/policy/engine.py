@@ -22,11 +22,12 @@ from __future__ import annotations
 from typing import Any
 
 from gateway.detect.config import DetectConfig
-from gateway.detect.findings import Action, Decision, Finding, Reason, Severity
+from gateway.detect.findings import Action, Decision, Evidence, Finding, Reason, Severity
 from gateway.policy.envelope import check_envelope
 from gateway.policy.loader import Policy
 
 _INTERNAL = Finding(Reason.INTERNAL_ERROR, "$")
+_MODE_NOT_DECLARED = Evidence("mode-not-declared", "client-capabilities")
 
 _WARM_UP: tuple[dict[str, Any], ...] = (
     {
@@ -121,7 +122,14 @@ def _findings(
     if envelope.mode is None:
         return findings  # oversize, not an object, or an unknown mode: nothing else can run
     if envelope.mode not in modes:
-        findings.append(Finding(Reason.MODE_NOT_DECLARED, "$.mode", detail=envelope.mode))
+        findings.append(
+            Finding(
+                Reason.MODE_NOT_DECLARED,
+                "$.mode",
+                detail=envelope.mode,
+                evidence=_MODE_NOT_DECLARED,
+            )
+        )
     if not envelope.inspectable:
         return findings
     findings += _form(params, cfg) if envelope.mode == "form" else _url(params, cfg)
@@ -152,13 +160,19 @@ def _url(params: dict[str, Any], cfg: DetectConfig) -> list[Finding]:
 
 
 def _pii(message: str) -> list[Finding]:
-    from gateway.detect.pii import find_pii  # noqa: PLC0415
+    from gateway.detect.pii import find_pii, pii_evidence  # noqa: PLC0415
     from gateway.detect.url_pii import national_ids_in_text  # noqa: PLC0415
 
     kinds = list(find_pii(message))
     if "national-id" not in kinds and national_ids_in_text(message):
         kinds.append("national-id")  # checksum-valid IDs of more countries (PESEL, TC Kimlik, …)
     return [
-        Finding(Reason.PII_IN_MESSAGE, "$.message", severity=Severity.LOW, detail=kind)
+        Finding(
+            Reason.PII_IN_MESSAGE,
+            "$.message",
+            severity=Severity.LOW,
+            detail=kind,
+            evidence=pii_evidence(kind),
+        )
         for kind in kinds
     ]

@@ -57,6 +57,7 @@ DEFAULT_ACTIONS: Mapping[Reason, Action] = MappingProxyType(
         Reason.OVERSIZE: A.BLOCK,
         Reason.MODE_NOT_DECLARED: A.BLOCK,
         Reason.HOST_NOT_ALLOWED: A.BLOCK,
+        Reason.SHORTENER: A.WARN,
         Reason.INTERNAL_ERROR: A.BLOCK,
     }
 )

@@ -603,3 +603,82 @@ def test_typical_form_cost() -> None:
         timings.append(time.perf_counter() - start)
     timings.sort()
     assert timings[len(timings) // 2] < 0.1  # generous: shared CI machines are slow
+
+
+# -- evidence (check --explain) -------------------------------------------------------------------
+
+
+def _evidence(message: str, props: dict[str, Any]) -> dict[str, Any]:
+    """Property key → the evidence of its field finding."""
+    prefix = "$.requestedSchema.properties."
+    out = {}
+    for f in run(message, props):
+        if f.path.startswith(prefix) and f.path.count(".") == 3:
+            assert f.evidence is not None, f
+            out[f.path.removeprefix(prefix)] = f.evidence
+    return out
+
+
+def test_evidence_of_a_term_names_concept_term_and_language() -> None:
+    ev = _evidence("Sign in", {"p": {**S, "title": "Contraseña"}, "h": {**S, "title": "Heslo"}})
+    assert (ev["p"].concept, ev["p"].signal, ev["p"].lang) == ("password", "term", "es")
+    assert ev["p"].term in ("contrasena", "contraseña")
+    # a term listed under several languages names them all
+    assert (ev["h"].concept, ev["h"].term) == ("password", "heslo")
+    assert ev["h"].lang is not None
+    assert {"cs", "sk"} <= set(ev["h"].lang.split(","))
+
+
+def test_evidence_of_a_message_ask_on_an_opaque_field() -> None:
+    ev = _evidence("Veuillez saisir votre mot de passe", {"x1": S})
+    assert ev["x1"].concept == "password"
+    assert ev["x1"].signal == "message-ask"
+    assert (ev["x1"].term, ev["x1"].lang) == ("mot de passe", "fr")
+
+
+def test_evidence_term_is_the_lexicons_text_not_the_inputs() -> None:
+    """The input spells the term its own way; the evidence holds our lexicon's entry."""
+    ev = _evidence("Hi", {"f": {**S, "title": "PASSWORD"}, "g": {**S, "title": "P-A-S-S-W-0-R-D"}})
+    assert ev["f"].term == "password"
+    assert ev["g"].term is not None
+    assert ev["g"].term != "P-A-S-S-W-0-R-D"
+    assert ev["g"].term in "password"  # the entry of the lexicon that the spelling folds to
+
+
+def test_evidence_of_structural_signals() -> None:
+    ev = _evidence(
+        "Hi",
+        {
+            "a": {**S, "format": "password"},
+            "b": {**S, "autocomplete": "one-time-code"},
+            "PAT": S,
+            "d": {**S, "title": "Code", "pattern": "^[0-9]{6}$"},
+        },
+    )
+    assert (ev["a"].concept, ev["a"].signal) == ("secret", "format-password")
+    assert (ev["b"].concept, ev["b"].signal, ev["b"].term) == (
+        "otp",
+        "autocomplete",
+        "one-time-code",
+    )
+    assert (ev["PAT"].concept, ev["PAT"].signal, ev["PAT"].term) == (
+        "api-key",
+        "abbreviation",
+        "PAT",
+    )
+    assert (ev["d"].concept, ev["d"].signal) == ("otp", "pattern-digits+code-word")
+
+
+def test_evidence_of_choice_lists() -> None:
+    digits = {"type": "string", "enum": [str(i) for i in range(10)]}
+    ev = _evidence("Hi", {"d1": digits, "d2": digits})
+    assert (ev["d1"].concept, ev["d1"].signal) == ("pin", "choice-list:digit")
+
+
+def test_evidence_of_text_findings() -> None:
+    found = run("See bit.ly/x and click [here](https://x.example)", {"a": S})
+    by_detail = {f.detail: f.evidence for f in found if f.reason is Reason.CLICKABLE_URL}
+    assert by_detail["markdown"] is not None
+    assert by_detail["markdown"].concept == "form-link"
+    assert by_detail["lookalike-domain"] is not None
+    assert by_detail["lookalike-domain"].concept == "lookalike-domain"

@@ -443,3 +443,28 @@ def test_policy_protected_domains_name_brands() -> None:
 @pytest.mark.parametrize("raw", ["docs-ch.dev", "my-app-updates.dev", "shop-au.app"])
 def test_common_words_on_new_tlds_are_no_lure(raw: str) -> None:
     assert check(raw) == []
+
+
+# ---------------------------------------------------------------- evidence (check --explain)
+
+
+@pytest.mark.parametrize(
+    ("raw", "detail", "concept", "signal"),
+    [
+        ("pаypal.com", "skeleton-match", "lookalike-domain", "skeleton:paypal.com"),
+        ("arnazon.com", "ascii-lookalike", "lookalike-domain", "skeleton:amazon.com"),
+        (
+            "paypal.com.evil-login.xyz",
+            "brand-domain-embedded",
+            "brand-embedding",
+            "brand-embedding:paypal.com",
+        ),
+    ],
+)
+def test_lookalike_evidence_names_the_brand(
+    raw: str, detail: str, concept: str, signal: str
+) -> None:
+    found = [f for f in check_host(canonical(raw), raw, CFG) if f.detail == detail]
+    assert found, raw
+    assert found[0].evidence is not None
+    assert (found[0].evidence.concept, found[0].evidence.signal) == (concept, signal)

@@ -356,3 +356,57 @@ def test_every_shipped_language_group_file_loads() -> None:
     known = set(_data()["concepts"])
     for name, more in _more_concepts():
         assert set(more["concepts"]) <= known, name
+
+
+# -- which term, in which language (explanations) -----------------------------------------------
+
+
+def test_hits_remember_the_term_and_its_language() -> None:
+    """A concept's terms keep the language they are listed under, also those a language group
+    file adds (data/concepts/*.yaml, merged by _merge_terms); lexicon.yaml's lists have none."""
+    from gateway.detect.lexicon import _merge_terms
+
+    concepts: dict[str, Any] = {
+        "password": {
+            "category": "secret",
+            "terms": {"en": ["password"], "fr": ["mot de passe"], "cs": ["heslo"]},
+            "stems": {"de": ["passwort"]},
+        },
+        "pin": {"category": "secret", "terms": ["pin"]},
+    }
+    more = {"concepts": {"password": {"terms": {"sk": ["heslo"], "yo": ["ọrọ igbaniwọle"]}}}}
+    _merge_terms(concepts, more, "concepts/x.yaml")
+    data = {
+        "categories": {"secret": {"reason": "secret-field", "terms": ["sesame"]}},
+        "concepts": concepts,
+        "card_context": {"terms": ["pay"]},
+        "generic_fields": ["value"],
+        "code_words": ["code"],
+    }
+    lex = Lexicon(data)
+    cases = {
+        "Mot de passe": ("password", "mot de passe", "fr", False),
+        "Ọrọ igbaniwọle": ("password", "ọrọ igbaniwọle", "yo", False),
+        "Heslo": ("password", "heslo", "cs,sk", False),
+        "Kontopasswort": ("password", "passwort", "de", True),
+        "PIN": ("pin", "pin", None, False),
+        "open sesame": ("secret", "sesame", None, False),
+    }
+    for text, (category, term, lang, stem) in cases.items():
+        hits = lex.scan(text)
+        assert category in hits.strong, text
+        found = hits.term(category)
+        assert found is not None, text
+        assert (found.text, found.lang, found.stem) == (term, lang, stem), text
+        named = lex.explain(hits, lex.category("secret"))
+        assert named is not None
+        assert named[0].name == category, text  # the most specific concept explains
+
+
+def test_every_shipped_term_hit_is_explained() -> None:
+    """Whatever the shipped data names, the hit can say which entry matched."""
+    lex = base_lexicon()
+    for text in ("Passwort", "mot de passe", "Card number", "SSN", "one-time code", "контрольный"):
+        hits = lex.scan(text)
+        for category in hits.strong:
+            assert hits.term(category) is not None, (text, category)

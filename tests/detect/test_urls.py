@@ -744,7 +744,13 @@ def test_checkout_token_elsewhere_still_counts() -> None:
     "url", ["https://bit.ly/3Xq9TmB", "https://tinyurl.com/4h8k2p7w", "https://lnkd.in/eBx7Q2Z"]
 )
 def test_shorteners_warn(url: str) -> None:
-    assert run(url) == [Finding(Reason.TYPOSQUAT, P, Severity.LOW, "shortener")]
+    """A link shortener hides the destination: its own reason code, low severity (warn)."""
+    found = run(url)
+    assert found == [Finding(Reason.SHORTENER, P, Severity.LOW, "host")]
+    assert found[0].evidence is not None
+    assert found[0].evidence.concept == "shortener"
+    assert found[0].evidence.signal.startswith("shortener:")
+    assert found[0].evidence.signal.removeprefix("shortener:") in url
 
 
 @pytest.mark.parametrize(

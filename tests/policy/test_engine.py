@@ -310,3 +310,45 @@ def test_first_decision_of_a_new_configuration_is_decided_normally() -> None:
     d = evaluate(_url("https://example.org/connect"), modes=BOTH, server=None, policy=policy)
     assert Reason.INTERNAL_ERROR not in {f.reason for f in d.findings}
     assert d.action is Action.ALLOW
+
+
+# -- link shorteners and evidence -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy_file", "action"),
+    [
+        ("default.yaml", "warn"),
+        ("dev.yaml", "warn"),
+        ("audit-only.yaml", "warn"),
+        ("strict.yaml", "block"),
+    ],
+)
+def test_a_shortener_has_its_own_reason(policy_file: str, action: str) -> None:
+    """A link shortener hides the destination: reason `shortener` (low), at least a warning; the
+    strict policy, which blocked it as a typosquat before, blocks it still."""
+    policy = load_policy(POLICIES / policy_file)
+    decision = evaluate(_url("https://bit.ly/3Xq9TmB"), modes=BOTH, server=None, policy=policy)
+    assert decision.reasons == ["shortener"]
+    assert decision.action.value == action
+    assert decision.findings[0].severity is Severity.LOW
+    assert policy.action_for(Reason.SHORTENER, Severity.LOW) is Action(action)
+
+
+def test_an_empty_policy_warns_on_shorteners() -> None:
+    policy = parse_policy(b"version: 1\n")
+    assert policy.action_for(Reason.SHORTENER, Severity.LOW) is Action.WARN
+    assert policy.action_for(Reason.SHORTENER, Severity.HIGH) is Action.WARN
+
+
+def test_card_number_in_a_message_is_explained_by_its_checksum(default: Policy) -> None:
+    params = _form("Your card 4111 1111 1111 1111 was charged. OK?", ok={"type": "boolean"})
+    decision = evaluate(params, modes=BOTH, server=None, policy=default)
+    card = [f for f in decision.findings if f.detail == "card"]
+    assert [f.reason for f in card] == [Reason.PII_IN_MESSAGE]
+    assert card[0].evidence is not None
+    assert (card[0].evidence.concept, card[0].evidence.signal) == (
+        "card-number",
+        "luhn+card-prefix",
+    )
+    assert card[0].evidence.term is None  # never the number itself
