@@ -246,7 +246,8 @@ class _Index:
     stem_res: dict[_Key, Any] = field(default_factory=dict)
     # Where each folded form of a bag came from (the data's own text and language), built with
     # the index so that explaining a hit is one look-up.
-    origins: dict[tuple[_Key, bool, str], Term] = field(default_factory=dict)
+    # (text, language); a Term is made only when a hit is explained.
+    origins: dict[tuple[_Key, bool, str], tuple[str, str | None]] = field(default_factory=dict)
     # Every proper prefix of a single term: two or three adjacent tokens can only join into a
     # term when the first one (two) already spell the start of one.
     prefixes: frozenset[str] = frozenset()
@@ -281,11 +282,12 @@ class _Index:
         slot = (key, stem, form)
         have = self.origins.get(slot)
         if have is None:
-            self.origins[slot] = Term(text, lang, stem)
-        elif lang is not None and (have.lang is None or lang not in have.lang.split(",")):
+            self.origins[slot] = (text, lang)
+            return
+        first, langs = have
+        if lang is not None and (langs is None or lang not in langs.split(",")):
             # the same folded form listed under several languages ("heslo": cs, sk)
-            langs = lang if have.lang is None else f"{have.lang},{lang}"
-            self.origins[slot] = Term(have.text, langs, stem)
+            self.origins[slot] = (first, lang if langs is None else f"{langs},{lang}")
 
     def fill(self, key: _Key, terms: Iterable[_Entry], stems: Iterable[_Entry]) -> None:
         for term in terms:
@@ -370,7 +372,8 @@ class _Index:
         return out
 
     def term(self, key: _Key, match: _Match | None) -> Term | None:
-        return None if match is None else self.origins.get((key, *match))
+        origin = None if match is None else self.origins.get((key, *match))
+        return None if origin is None or match is None else Term(*origin, stem=match[0])
 
 
 class Lexicon:
