@@ -32,6 +32,7 @@ import yaml
 from gateway.detect.config import FormConfig
 from gateway.detect.findings import Reason, Severity
 from gateway.detect.normalize import squash, words
+from gateway.detect.substrings import Substrings
 
 __all__ = ["Category", "Hits", "Lexicon", "Term", "base_lexicon", "lexicon_for"]
 
@@ -241,9 +242,10 @@ class _Index:
     # Phrases by their first two words: common first words ("the", "code") start many phrases.
     phrases: dict[tuple[str, str], list[tuple[tuple[str, ...], _Key]]] = field(default_factory=dict)
     stems: dict[_Key, set[str]] = field(default_factory=dict)
-    stem_any: Any = None
-    any_term: Any = None
-    stem_res: dict[_Key, Any] = field(default_factory=dict)
+    # Filled by compile(): every stem with its bags, and every term and stem squashed (spaces
+    # removed) for the pre-check; Aho-Corasick sets (see gateway/detect/substrings.py).
+    stem_set: Substrings[_Key] = field(default_factory=lambda: Substrings(()))
+    any_term: Substrings[bool] = field(default_factory=lambda: Substrings(()))
     # Where each folded form of a bag came from (the data's own text and language), built with
     # the index so that explaining a hit is one look-up.
     # (text, language); a Term is made only when a hit is explained.
@@ -298,15 +300,9 @@ class _Index:
             self.add_stem(key, str(text), lang)
 
     def compile(self) -> None:
-        def alternation(items: Iterable[str]) -> Any:
-            alts = sorted(set(items), key=len, reverse=True)
-            options = re2.Options()
-            options.max_mem = 32 << 20
-            return re2.compile("|".join(re2.escape(s) for s in alts), options)
-
-        self.stem_res = {key: alternation(stems) for key, stems in self.stems.items() if stems}
-        if self.stem_res:
-            self.stem_any = alternation(s for stems in self.stems.values() for s in stems)
+        self.stem_set = Substrings(
+            (stem, key) for key, stems in self.stems.items() for stem in stems
+        )
         # Every term with its spaces removed: if none occurs in the squashed text, no bag can hit.
         squashed = {t for t, keys in self.singles.items() if any(k[1] != _NEGATIVE for k in keys)}
         squashed |= {
@@ -315,7 +311,7 @@ class _Index:
             if key[1] != _NEGATIVE
             for s in stems
         }
-        self.any_term = alternation(t for t in squashed if t)
+        self.any_term = Substrings((t, True) for t in squashed if t)
         self.prefixes = frozenset(t[:i] for t in self.singles for i in range(1, len(t)))
 
     def might_hit(self, text: str) -> bool:
@@ -326,7 +322,7 @@ class _Index:
         deleeted = _deleeted(text)
         if deleeted != text:
             view += "|" + squash(deleeted)
-        return self.any_term.search(view) is not None
+        return self.any_term.occurs_in(view)
 
     def hits(self, unit: _Unit) -> dict[_Key, _Match]:
         """Every bag ``unit`` hits, with the first folded form that hit it."""
@@ -363,12 +359,12 @@ class _Index:
                 for phrase, key in candidates:
                     if key not in out and tuple(toks[i : i + len(phrase)]) == phrase:
                         out[key] = (False, "".join(phrase))
-        if self.stem_any is not None and self.stem_any.search(unit.text) is not None:
-            for key, rx in self.stem_res.items():
-                if key not in out:
-                    m = rx.search(unit.text)
-                    if m is not None:
-                        out[key] = (True, m.group())
+        found = self.stem_set.first_per_owner(unit.text)
+        if found:
+            for key in self.stems:  # in the order the bags were filled
+                stem = found.get(key)
+                if stem is not None and key not in out:
+                    out[key] = (True, stem)
         return out
 
     def term(self, key: _Key, match: _Match | None) -> Term | None:

@@ -142,8 +142,8 @@ def _hits_reference(index: lexicon._Index, unit: lexicon._Unit) -> set[lexicon._
         for phrase, key in index.phrases.get(pair, ()):
             if key not in out and tuple(toks[i : i + len(phrase)]) == phrase:
                 out.add(key)
-    if index.stem_any is not None and index.stem_any.search(unit.text) is not None:
-        out.update(k for k, rx in index.stem_res.items() if k not in out and rx.search(unit.text))
+    # stems: plain substring tests, bag by bag (no automaton)
+    out.update(k for k, stems in index.stems.items() if any(s in unit.text for s in stems))
     return out
 
 
