@@ -610,6 +610,7 @@ def _data() -> Mapping[str, Any]:
         data["abbreviations"] = concepts.get("abbreviations") or {}
         for name, more in _more_concepts():
             _merge_terms(data["concepts"], more, name)
+            _merge_contexts(data, more, name)
     return data
 
 
@@ -629,9 +630,11 @@ def _more_concepts() -> list[tuple[str, Any]]:
 def _merge_terms(concepts: dict[str, Any], more: Any, name: str) -> None:
     """Add a file's per-language term lists to the concepts it names; a concept or a key that
     concepts.yaml does not define is an error naming the file."""
-    if not isinstance(more, dict) or not isinstance(more.get("concepts"), dict):
+    if not isinstance(more, dict) or not isinstance(more.get("concepts", {}), dict):
         raise ValueError(f"{name}: expected a mapping 'concepts'")  # noqa: TRY004
-    for concept, spec in more["concepts"].items():
+    if "concepts" not in more and "contexts" not in more:
+        raise ValueError(f"{name}: expected a mapping 'concepts' or 'contexts'")
+    for concept, spec in (more.get("concepts") or {}).items():
         if concept not in concepts:
             raise ValueError(f"{name}: concepts.{concept}: unknown concept")
         if not isinstance(spec, dict):
@@ -655,6 +658,53 @@ def _merge_terms(concepts: dict[str, Any], more: Any, name: str) -> None:
                     )
                 key = str(language)
                 have[key] = [*(have.get(key) or ()), *terms]
+
+
+# lexicon.yaml's signal bags that language-group files may add to (terms and stems per
+# language); code_words and generic_fields are plain lists there.
+CONTEXT_BAGS = (
+    "card_context",
+    "postal_context",
+    "setting_context",
+    "channel_context",
+    "benign_sense",
+    "phone_context",
+    "ask_context",
+)
+WORD_LISTS = ("code_words", "generic_fields")
+
+
+def _merge_contexts(data: dict[str, Any], more: Any, name: str) -> None:
+    """Add a file's ``contexts`` (more words per language for lexicon.yaml's signal bags)."""
+    contexts = more.get("contexts") or {}
+    if not isinstance(contexts, dict):
+        raise ValueError(f"{name}: contexts: expected a mapping")  # noqa: TRY004
+    for bag, spec in contexts.items():
+        where = f"{name}: contexts.{bag}"
+        if bag in WORD_LISTS:
+            data[bag] = [*(data.get(bag) or ()), *_per_language(spec, where)]
+            continue
+        if bag not in CONTEXT_BAGS or not isinstance(spec, dict):
+            raise ValueError(
+                f"{where}: expected one of {CONTEXT_BAGS + WORD_LISTS} (terms/stems per language)"
+            )
+        target = data.setdefault(bag, {})
+        for kind, per_language in spec.items():
+            if kind not in ("terms", "stems"):
+                raise ValueError(f"{where}.{kind}: expected terms or stems")
+            added = _per_language(per_language, f"{where}.{kind}")
+            target[kind] = [*(target.get(kind) or ()), *added]
+
+
+def _per_language(spec: Any, where: str) -> list[str]:
+    if not isinstance(spec, dict):
+        raise ValueError(f"{where}: expected lists per language")  # noqa: TRY004
+    out: list[str] = []
+    for language, listed in spec.items():
+        if not isinstance(listed, list) or not all(isinstance(w, str) for w in listed):
+            raise ValueError(f"{where}.{language}: expected a list of text")
+        out += listed
+    return out
 
 
 @functools.cache

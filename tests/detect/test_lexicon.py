@@ -410,3 +410,42 @@ def test_every_shipped_term_hit_is_explained() -> None:
         hits = lex.scan(text)
         for category in hits.strong:
             assert hits.term(category) is not None, (text, category)
+
+
+def test_language_group_files_add_words_to_the_signal_bags() -> None:
+    from gateway.detect.lexicon import _merge_contexts
+
+    data: dict[str, Any] = {"channel_context": {"terms": ["sms"]}, "code_words": ["code"]}
+    _merge_contexts(
+        data,
+        {
+            "contexts": {
+                "channel_context": {"terms": {"fr": ["par texto"]}, "stems": {"ja": ["短信"]}},
+                "code_words": {"sw": ["msimbo"]},
+                "postal_context": {"terms": {"hi": ["डाक"]}},
+            }
+        },
+        "concepts/x.yaml",
+    )
+    assert data["channel_context"] == {"terms": ["sms", "par texto"], "stems": ["短信"]}
+    assert data["code_words"] == ["code", "msimbo"]
+    assert data["postal_context"] == {"terms": ["डाक"]}
+
+
+@pytest.mark.parametrize(
+    ("more", "message"),
+    [
+        ({"contexts": {"card_contxt": {"terms": {"en": ["x"]}}}}, "contexts.card_contxt: expected"),
+        (
+            {"contexts": {"card_context": {"negative": {"en": ["x"]}}}},
+            "contexts.card_context.negative",
+        ),
+        ({"contexts": {"code_words": ["x"]}}, "contexts.code_words: expected lists per language"),
+        ({"contexts": {"code_words": {"en": "x"}}}, "contexts.code_words.en: expected a list"),
+    ],
+)
+def test_a_bad_signal_bag_is_named(more: Any, message: str) -> None:
+    from gateway.detect.lexicon import _merge_contexts
+
+    with pytest.raises(ValueError, match=f"^concepts/x.yaml: {message}"):
+        _merge_contexts({}, more, "concepts/x.yaml")
