@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import itertools
 import re
 import unicodedata
 from importlib import resources
@@ -117,7 +118,20 @@ _PHISHY_WORDS: Final = frozenset(
      "cashback", "premium", "nitro", "win", "winner", "lottery", "giveaway", "airdrop",
      "mint", "seed", "ledger",
      "mail", "webmail", "mailbox", "storage", "docs", "document", "documents", "file", "share",
-     "factura", "fatura", "rechnung", "facture", "fattura", "faktura"}
+     "factura", "fatura", "rechnung", "facture", "fattura", "faktura",
+     # rewards, prizes, gifts and account words in more languages (telco and wallet lures)
+     "recompensa", "recompensas", "premio", "premios", "premiacao", "regalo", "regalos",
+     "brinde", "brindes", "sorteo", "sorteio", "ganador", "ganhador", "ganhe", "gana",
+     "beneficio", "beneficios", "promocion", "promociones", "promocao", "promocoes", "canje",
+     "resgate", "resgatar", "bono", "bonos", "puntos", "pontos", "desbloqueo", "desbloqueio",
+     "bloqueo", "bloqueio", "acceso", "acesso", "ingreso", "iniciar", "sesion", "verificar",
+     "validar", "actualizar", "atualizar", "confirmar", "cadeau", "cadeaux", "recompense",
+     "gagnant", "connexion", "identifiant", "gewinn", "gewinnspiel", "gutschein", "praemie",
+     "anmelden", "anmeldung", "entsperren", "accesso", "sblocco", "omaggio", "vincita",
+     "klaim", "poin", "blokir", "hediye", "odul", "kampanya", "nagroda", "zwrot",
+     "uudai", "khuyenmai", "quatang", "nhanqua", "hoantien", "trungthuong", "taikhoan",
+     "dangnhap", "baomat", "tangqua", "priz", "vozvrat", "podarok",
+     "keuntungan", "tebus", "ganjaran", "baucar", "regali", "belohnung"}
 )  # fmt: skip
 # Characters that look like a URL separator (slash, dot, colon, at, question mark) inside a host
 # label: ``paypal.com∕webapps.evil.io`` reads as the brand's host followed by a path.
@@ -290,6 +304,19 @@ def _fold(s: str) -> str:
     return out.replace("rn", "m").replace("vv", "w").replace("cl", "d")
 
 
+_EDIT_FOLD: Final = str.maketrans(
+    {"0": "o", "1": "l", "|": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b"}
+)
+
+
+@functools.lru_cache(maxsize=16384)
+def _edit_fold(s: str) -> str:
+    """The fold for one-edit comparisons: digit look-alikes only. Letter folds (``i``→``l``,
+    ``rn``→``m``) are look-alikes in their own right (``_fold``); combined with a further edit they
+    would make two edits look like one (``shoply`` is not one edit from ``shopify``)."""
+    return s.lower().translate(_EDIT_FOLD)
+
+
 @functools.lru_cache(maxsize=8192)
 def _label_of(domain: str) -> str:
     """The registrable label: ``paypal`` for ``paypal.com``, ``amazon`` for ``amazon.co.uk``."""
@@ -382,6 +409,7 @@ class _Index:
         self.label_skeletons: dict[str, str] = {}  # skeleton of the brand label → domain
         self.brands: dict[str, str] = {}  # folded brand label → domain
         self.deletes: dict[str, set[str]] = {}  # brand minus one character → brands
+        self.edit_brands: set[str] = set()  # brand labels and names for one-edit comparisons
         for domain in sorted(all_domains):
             label = _label_of(domain)
             self.skeletons.setdefault(skeleton(domain), domain)
@@ -390,10 +418,12 @@ class _Index:
             self.label_skeletons.setdefault(skeleton(label), domain)
             folded = _fold(label)
             self.brands.setdefault(folded, domain)
+            self.edit_brands.add(_edit_fold(label))
         for name, (_, generic) in names.items():
             if not generic and len(name) >= _MIN_EDIT_LEN:
                 self.brands.setdefault(_fold(name), "")
-        for folded in self.brands:
+                self.edit_brands.add(_edit_fold(name))
+        for folded in self.edit_brands:
             if len(folded) >= _MIN_EDIT_LEN:
                 for i in range(len(folded)):
                     self.deletes.setdefault(folded[:i] + folded[i + 1 :], set()).add(folded)
@@ -419,14 +449,17 @@ class _Index:
         """``"visual"`` when a protected brand is one convincing edit away from ``word`` (a dropped
         or doubled letter, an adjacent swap, a look-alike letter), ``"other"`` for any other single
         substitution, None otherwise (delete-neighbourhood lookups, no scan of the brands)."""
-        if len(word) > 64 or len(word) < _MIN_EDIT_LEN - 1 or word in self.brands:
+        if len(word) > 64 or len(word) < _MIN_EDIT_LEN - 1 or word in self.edit_brands:
             return None
         if word in self.deletes:
             return "visual"  # word is a brand with one character missing
+        for i in range(1, len(word)):
+            if word[i] == word[i - 1] and word[:i] + word[i + 1 :] in self.edit_brands:
+                return "visual"  # a doubled letter, also in a short brand (hsbcc)
         other = False
         for i in range(len(word)):
             shorter = word[:i] + word[i + 1 :]
-            if len(shorter) >= _MIN_EDIT_LEN and shorter in self.brands:
+            if len(shorter) >= _MIN_EDIT_LEN and shorter in self.edit_brands:
                 return "visual"  # one extra character
             for brand in self.deletes.get(shorter, ()):
                 if len(brand) == len(word) and brand[:i] + brand[i + 1 :] == shorter:
@@ -435,7 +468,7 @@ class _Index:
                     other = True
             if i + 1 < len(word):
                 swapped = word[:i] + word[i + 1] + word[i] + word[i + 2 :]
-                if len(swapped) >= _MIN_EDIT_LEN and swapped in self.brands:
+                if len(swapped) >= _MIN_EDIT_LEN and swapped in self.edit_brands:
                     return "visual"
         return "other" if other else None
 
@@ -681,6 +714,37 @@ def _name_matches(tokens: list[str], index: _Index) -> list[tuple[str, bool, str
     return out
 
 
+_VOWELS: Final = frozenset("aeiouy")
+
+
+def _generated(token: str) -> bool:
+    """A machine-generated name (``65qaqn``, ``uo7r3v``, ``ddppv``), not a word or a word with a
+    number (``team42``, ``app2``): 5–16 letters and digits that start with a digit, alternate
+    letters and digits twice or more, or have no vowel at all."""
+    if not 5 <= len(token) <= 16 or not token.isalnum() or not token.isascii():
+        return False
+    letters = [c for c in token if c.isalpha()]
+    if not letters:
+        return False
+    if not any(c in _VOWELS for c in letters):
+        return True
+    if len(letters) == len(token):
+        return False
+    switches = sum(a.isdigit() != b.isdigit() for a, b in itertools.pairwise(token))
+    return token[0].isdigit() or switches >= 2
+
+
+def _phishy(tokens: list[str], index: _Index) -> bool:
+    """An account/lure word among the host's tokens. A word that is also a brand (``sso``,
+    ``otp``) is no sign for itself: it counts only beside another brand name."""
+    words = [t for t in tokens if t in _PHISHY_WORDS]
+    if not words:
+        return False
+    if any(t not in index.names for t in words):
+        return True
+    return len({t for t in tokens if t in index.names}) >= 2
+
+
 def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bool, str | None]]:
     """(detail, high, brand) for every way the host borrows a protected brand. High: the host is
     not the brand's and reads as it (a look-alike, a brand domain or name inside it with a sign of
@@ -696,7 +760,7 @@ def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bo
     # is the platform's: a brand name there needs a sign of its own
     hosted = private_suffix(suffix)
     risky = tld in _RISKY_TLDS and not hosted
-    phishy = any(t in _PHISHY_WORDS for t in tokens)
+    phishy = _phishy(tokens, index)
     out: list[tuple[str, bool, str | None]] = []
     embedded_domain = _embedded_domain(host, domain, index)
     embedded = embedded_domain is not None
@@ -714,20 +778,26 @@ def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bo
     sub_hits = _name_matches(tokens[: len(tokens) - len(label_tokens)], index)
     lookalike = any(d == "ascii-lookalike" for d, _, _ in label_hits + sub_hits)
     glued = any(w in label for w in _PHISHY_WORDS if len(w) >= 5)  # securepaypal, paypalverify
-    sign = risky or phishy or embedded or country or lookalike
+    # a brand beside a machine-generated name on shared hosting (paypal-x7k2qz.workers.dev,
+    # brand.qzxvw.web.app) is a phishing kit's deployment: a sign there
+    generated = hosted and any(_generated(t) for t in tokens)
+    sign = risky or phishy or embedded or country or lookalike or generated
     out.extend(
         (detail, sign or glued or (not needs_sign and not hosted), brand)
         for detail, needs_sign, brand in label_hits
     )
     if sign:  # a brand word as a subdomain label (github.acme-corp.com) alone is no phishing
         out.extend((detail, True, brand) for detail, _, brand in sub_hits)
-    if not out and len(label_tokens) == 1 and len(folded) >= _MIN_EDIT_LEN - 1:
-        edit = index.one_edit(folded)
-        if edit is not None:
+    high = any(h for _, h, _ in out)
+    if not high and len(label_tokens) == 1 and len(folded) >= _MIN_EDIT_LEN - 1:
+        # paypall.com: a brand with a doubled letter also contains the brand's name (a LOW
+        # brand-name hit): the look-alike spelling is what makes it high
+        edit = index.one_edit(_edit_fold(label))
+        if edit is not None and (edit == "visual" or not out):
             out.append(("edit-distance", edit == "visual", None))
     if not out:
         for token in label_tokens:
-            if len(token) >= _MIN_EDIT_LEN and index.one_edit(_fold(token)) == "visual":
+            if len(token) >= _MIN_EDIT_LEN and index.one_edit(_edit_fold(token)) == "visual":
                 out.append(("edit-distance", sign, None))
                 break
     finance = [t for t in label_tokens if t.startswith(_FINANCE_STEMS)]

@@ -468,3 +468,83 @@ def test_lookalike_evidence_names_the_brand(
     assert found, raw
     assert found[0].evidence is not None
     assert (found[0].evidence.concept, found[0].evidence.signal) == (concept, signal)
+
+
+# ---------------------------------------------------------------- look-alike classes (dev2 round)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "amazzon.com",  # a doubled letter in a brand's label
+        "netfliix.com",
+        "paypall.net",  # a doubled letter also contains the brand's name: still a look-alike
+        "hsbbc.com",  # short brands too, when a letter is doubled
+        "ubber.com",
+    ],
+)
+def test_doubled_letter_typosquats_block(raw: str) -> None:
+    assert (Reason.CONFUSABLE_HOST.value, "edit-distance") in summary(check(raw))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "shoply.example.net",  # two edits from shopify (i→l fold plus a dropped letter)
+        "glthubby.org",
+    ],
+)
+def test_fold_plus_edit_is_not_one_edit(raw: str) -> None:
+    assert all(f.severity is Severity.LOW for f in check(raw))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "netflix-9xk2ab.pages.dev",  # brand + generated suffix on shared hosting
+        "amazon-zq7t1c.netlify.app",
+        "microsoft.qxzvt.web.app",  # brand as a subdomain of a generated project name
+        "binance-4f8k2p.glitch.me",
+    ],
+)
+def test_brand_beside_generated_name_on_hosting_blocks(raw: str) -> None:
+    found = summary(check(raw))
+    assert (Reason.CONFUSABLE_HOST.value, "brand-name") in found
+
+
+@pytest.mark.parametrize(
+    "raw", ["netflix-clone.vercel.app", "github-team42.vercel.app", "spotify-stats.netlify.app"]
+)
+def test_brand_beside_words_on_hosting_is_low(raw: str) -> None:
+    assert all(f.severity is Severity.LOW for f in check(raw))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "sso.example-utility.de",  # "sso" names a brand and is an account word: not both at once
+        "otp.example-clinic.org",
+        "auth.eu-central-1.amazoncognito.com",
+    ],
+)
+def test_brand_word_is_not_its_own_phishing_sign(raw: str) -> None:
+    assert all(f.severity is Severity.LOW for f in check(raw))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "claro-premios.com.co",  # brand + a reward word in the brand's market's language
+        "movistar-regalos.com",
+        "viettel-khuyenmai.com",
+        "vodafone-gewinnspiel.de",
+        "telcel-beneficios.com",
+    ],
+)
+def test_brand_with_reward_lure_word_blocks(raw: str) -> None:
+    found = check(raw)
+    assert any(f.reason is Reason.CONFUSABLE_HOST and f.severity is Severity.HIGH for f in found)
+
+
+def test_brand_status_page_is_its_own() -> None:
+    assert check("www.githubstatus.com") == []

@@ -741,7 +741,17 @@ def test_checkout_token_elsewhere_still_counts() -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["https://bit.ly/3Xq9TmB", "https://tinyurl.com/4h8k2p7w", "https://lnkd.in/eBx7Q2Z"]
+    "url",
+    [
+        "https://bit.ly/3Xq9TmB",
+        "https://tinyurl.com/4h8k2p7w",
+        "https://lnkd.in/eBx7Q2Z",
+        "https://acortalink.me/Zx81q",  # regional shorteners (Spanish, Portuguese, Czech, Korean)
+        "https://migre.me/Ab3dE",
+        "https://zkr.cz/k9Pq",
+        "https://me2.do/5tKqz0",
+        "https://grabify.link/R2D2C3",  # an IP logger hides the destination too
+    ],
 )
 def test_shorteners_warn(url: str) -> None:
     """A link shortener hides the destination: its own reason code, low severity (warn)."""
