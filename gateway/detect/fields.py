@@ -32,7 +32,7 @@ import re2
 
 from gateway.detect.config import FormConfig, Limits
 from gateway.detect.findings import Evidence, Finding, Reason, Severity, json_path
-from gateway.detect.lexicon import Category, Hits, Lexicon, Term, lexicon_for
+from gateway.detect.lexicon import Category, Hits, Lexicon, Term, _no_space_script, lexicon_for
 from gateway.detect.links import link_kinds
 from gateway.detect.normalize import has_invisible, has_lookalikes, words
 from gateway.detect.secrets import scan_secrets
@@ -391,6 +391,17 @@ def _delivered_code(f: _Field) -> bool:
     return not _is_identity(f) and not any("otp" in h.negated for h in hits)
 
 
+def _described_password(f: _Field) -> bool:
+    """The field's own text describes a password without naming it: a secret thing typed to log
+    in ("the secret string you type when you log in", "geheime Zeichenfolge … Anmeldung")."""
+    own = [h for h in (f.title_hits, f.desc_hits) if h is not None]
+    if not any(h.secret_word for h in own) or not any(h.login_word for h in own):
+        return False
+    return not any(h.setting or h.allowed or h.benign or h.phone for h in f.hits) and not (
+        _is_identity(f) or _is_numeric(f.spec)
+    )
+
+
 def _is_identity(f: _Field) -> bool:
     """A field that says it holds a contact or account name (an email, a user name)."""
     fmt = f.spec.get("format")
@@ -456,6 +467,9 @@ def _classify(
         if found.reason is Reason.SECRET_FIELD and (_benign_sense(f) or benign_form):
             return None
         return found, found.detail, _named_evidence(f, found, lex)
+    if _described_password(f):
+        password = lex.category("password")
+        return password, password.detail, _evidence(password, "secret-word+login-word")
     delivery = False
     if message is None and channel and f.opaque and numeric:
         message = lex.category("otp")  # "Enter what the SMS says" and a bare number field
@@ -783,9 +797,36 @@ def _classify_choice(
     found = _pick(lex, names)
     if found is None:
         return None
+    if found.name == "kba" and _choices_are_questions(f, lex):
+        return None  # picking WHICH security question to use: its answer is asked elsewhere
     if found.severity < Severity.HIGH or found.name in _CHOICE_SECRETS:
         return found, found.detail, _named_evidence(f, found, lex)
     return None
+
+
+def _choices_are_questions(f: _Field, lex: Lexicon) -> bool:
+    """The choices are security questions themselves ("Name of your first pet", "City where you
+    were born"), not answers to one ("Rex", "Lyon"): at least half of them name a security
+    question, or the field calls itself a question and at least half of its choices read as one
+    (a phrase of three words or more; five characters or more in a script without spaces)."""
+    values = [v for v in (_choices(f.spec) or ()) if isinstance(v, str) and v.strip()][:50]
+    if len(values) < 2:
+        return False
+    named = [lex.scan(v) for v in values]
+    if sum("kba" in h.strong for h in named) * 2 >= len(values):
+        return True
+    # long phrases under a field that calls itself a question ("Security question": "Your
+    # first school"), not the question itself ("Your first pet was a…": "Dog called Max")
+    return any(h.question for h in f.name_hits) and sum(map(_reads_as_question, values)) * 2 >= len(
+        values
+    )
+
+
+def _reads_as_question(text: str) -> bool:
+    toks = text.split()
+    if len(toks) >= 3:
+        return True
+    return len(toks) == 1 and _no_space_script(text) and len(text.strip()) >= 5
 
 
 def _property_text_findings(key: str, spec: object, limits: Limits) -> list[Finding]:

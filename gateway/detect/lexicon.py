@@ -85,6 +85,9 @@ class Hits:
     payment_words: bool = False  # card-context words, whatever negatives sit next to them
     phone: bool = False  # names a phone number
     ask: bool = False  # holds a request verb ("enter", "введите", "masukkan", "please")
+    question: bool = False  # names a question as a thing ("security question", "Sicherheitsfrage")
+    secret_word: bool = False  # "secret", "geheim", "тайный", "秘密" (an adjective, not a concept)
+    login_word: bool = False  # "log in", "Anmeldung", "вход", "ログイン"
     named: bool = False  # some category's term is present, negated or not
     # The lexicon entry that made each category of ``strong``/``gated`` fire (for explanations).
     terms: tuple[tuple[str, Term], ...] = ()
@@ -138,6 +141,9 @@ _CHANNEL: _Key = ("@channel_context", _STRONG)
 _BENIGN: _Key = ("@benign_sense", _STRONG)
 _PHONE: _Key = ("@phone_context", _STRONG)
 _ASK: _Key = ("@ask_context", _STRONG)
+_QUESTION: _Key = ("@question_words", _STRONG)
+_SECRET_WORD: _Key = ("@secret_words", _STRONG)
+_LOGIN_WORD: _Key = ("@login_words", _STRONG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,6 +422,9 @@ class Lexicon:
             (_BENIGN, "benign_sense"),
             (_PHONE, "phone_context"),
             (_ASK, "ask_context"),
+            (_QUESTION, "question_words"),
+            (_SECRET_WORD, "secret_words"),
+            (_LOGIN_WORD, "login_words"),
         ):
             ctx_spec = data.get(bag) or {}
             index.fill(key, ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
@@ -506,6 +515,9 @@ class Lexicon:
             payment_words=_CARD_CONTEXT in found,
             phone=_PHONE in found,
             ask=_ASK in found,
+            question=_QUESTION in found,
+            secret_word=_SECRET_WORD in found,
+            login_word=_LOGIN_WORD in found,
             terms=tuple(terms),
         )
 
@@ -670,6 +682,9 @@ CONTEXT_BAGS = (
     "benign_sense",
     "phone_context",
     "ask_context",
+    "question_words",
+    "secret_words",
+    "login_words",
 )
 WORD_LISTS = ("code_words", "generic_fields")
 

@@ -682,3 +682,70 @@ def test_evidence_of_text_findings() -> None:
     assert by_detail["markdown"].concept == "form-link"
     assert by_detail["lookalike-domain"] is not None
     assert by_detail["lookalike-domain"].concept == "lookalike-domain"
+
+
+# -- choosing a security question; a password described, not named (issue 10) ------------------
+
+
+def _form_reasons(props: dict[str, Any], message: str = "Please fill in the form.") -> list[str]:
+    params = {"message": message, "requestedSchema": {"type": "object", "properties": props}}
+    return sorted({f.reason.value for f in check_form(params, FormConfig(), Limits())})
+
+
+@pytest.mark.parametrize(
+    ("title", "choices"),
+    [
+        (
+            "Security question",
+            ["Model of your first bicycle", "Street you grew up on", "Your best friend in school"],
+        ),
+        (
+            "Sicherheitsfrage wählen",
+            ["Modell Ihres ersten Fahrrads", "Straße Ihrer Kindheit", "Ihr bester Schulfreund"],
+        ),
+        (
+            "Pergunta de segurança",
+            [
+                "Modelo da sua primeira bicicleta",
+                "Rua onde você cresceu",
+                "Seu melhor amigo na escola",
+            ],
+        ),
+    ],
+)
+def test_picking_which_security_question_to_use_is_not_its_answer(
+    title: str, choices: list[str]
+) -> None:
+    assert _form_reasons({"q": {"type": "string", "title": title, "enum": choices}}) == []
+
+
+def test_answers_offered_as_choices_under_the_question_itself_still_block() -> None:
+    props = {
+        "a": {
+            "type": "string",
+            "title": "Your first pet was a…",
+            "enum": ["Cat called Tom", "Dog called Bella", "Hamster named Nibbles"],
+        }
+    }
+    assert _form_reasons(props, "Confirm your identity") == ["secret-field"]
+
+
+@pytest.mark.parametrize(
+    "description",
+    [
+        "The secret phrase you type every time you sign in",
+        "Die geheime Zeichenfolge, die Sie bei jeder Anmeldung eingeben",
+        "La chaîne secrète que vous saisissez à chaque connexion",
+        "Ciąg tajnych znaków wpisywany przy logowaniu",
+        "ログインのたびに入力する秘密の文字列",
+    ],
+)
+def test_a_password_described_without_its_name_blocks(description: str) -> None:
+    assert _form_reasons({"z9": {"type": "string", "description": description}}) == ["secret-field"]
+
+
+def test_describing_the_login_secret_in_a_setting_does_not_block() -> None:
+    props = {
+        "n": {"type": "integer", "description": "Minimum length of the secret you type to log in"}
+    }
+    assert _form_reasons(props) == []
