@@ -732,6 +732,9 @@ def _field_findings(
     if any(expiry) and sum(e or n for e, n in zip(expiry, numberish, strict=True)) >= 2:
         cardish = [c or e or n for c, e, n in zip(cardish, expiry, numberish, strict=True)]
     n_cardish = sum(cardish)  # counted once: "any other field cardish" per field was O(n²)
+    card_shapes = _card_shapes(
+        fields, msg_hits.card_context or msg_hits.payment_words or n_cardish > 0
+    )
     postal = msg_hits.postal or any(f.postal for f in fields)
     kinds = [None if f.value_entry else _choice_kind(_choices(f.spec) or []) for f in fields]
     kind_counts = {k: kinds.count(k) for k in set(kinds) if k is not None}
@@ -770,10 +773,56 @@ def _field_findings(
             benign_form=msg_hits.benign and msg_category is None,
             message_term=msg_term,
         )
+        if result is None and i in card_shapes and not (f.allowed or _is_identity(f)):
+            category = lex.category(card_shapes[i])
+            result = category, "card-shape", _evidence(category, "card-form-shape")
         if result is not None:
             category, detail, evidence = result
             out.append(Finding(category.reason, path, category.severity, detail, evidence))
     return out
+
+
+# A card form by its shape, in any language: an expiry field constrained to MM/YY next to a
+# short code field and / or a long number field ("Numer" / "Kod" / "Ważna do").
+_MONTH_YEAR_PATTERN = re2.compile(
+    r"\(0\[1-9\]\|1\[0-2\]\)[^/]{0,4}/|"
+    r"^\^?(?:\\d|\[0-9\])\{2\}\\?/(?:\\d|\[0-9\])\{[24]\}\$?$"
+)
+
+
+def _card_shape(spec: Mapping[str, Any]) -> str | None:
+    """``card_expiry``, ``card_cvc`` or ``card_number`` when a field's constraints have the shape
+    of one (nothing but constraints: the words are the lexicon's business)."""
+    pattern = spec.get("pattern")
+    if isinstance(pattern, str) and _MONTH_YEAR_PATTERN.search(pattern[:200]):
+        return "card_expiry"
+    digits = _short_digits(spec) if not _is_numeric(spec) else _numeric_digits(spec)
+    max_len = spec.get("maxLength")
+    if isinstance(max_len, bool) or not isinstance(max_len, int):
+        max_len = None
+    if digits in (3, 4) or (max_len in (3, 4) and "string" in _types(spec)):
+        return "card_cvc"
+    if (max_len is not None and 15 <= max_len <= 23 and "string" in _types(spec)) or (
+        _is_numeric(spec) and "maximum" not in spec and "minimum" not in spec
+    ):
+        return "card_number"
+    return None
+
+
+def _card_shapes(fields: list[_Field], payment_words: bool) -> dict[int, str]:
+    """Fields that make a card form by their shapes alone: an MM/YY expiry with a code and a
+    number, or with one of them when payment words are present."""
+    shapes = {
+        i: shape
+        for i, f in enumerate(fields)
+        if f.value_entry and (shape := _card_shape(f.spec)) is not None
+    }
+    kinds = set(shapes.values())
+    if "card_expiry" not in kinds or len(kinds) < 2:
+        return {}
+    if len(kinds) == 3 or payment_words:
+        return shapes
+    return {}
 
 
 def _classify_choice(

@@ -749,3 +749,35 @@ def test_describing_the_login_secret_in_a_setting_does_not_block() -> None:
         "n": {"type": "integer", "description": "Minimum length of the secret you type to log in"}
     }
     assert _form_reasons(props) == []
+
+
+# -- a card form by its shape (issue 10: "Number" / "Code" / "Valid thru" in any language) -----
+
+_MM_YY = "^(0[1-9]|1[0-2])/[0-9]{2}$"
+
+
+def test_number_code_and_mm_yy_fields_make_a_card_form_in_any_language() -> None:
+    props = {
+        "a": {"type": "string", "title": "Nummeret", "maxLength": 19},
+        "b": {"type": "string", "title": "Koden", "maxLength": 3},
+        "c": {"type": "string", "title": "Gyldig til", "pattern": _MM_YY},
+    }
+    assert _form_reasons(props, "Årsabonnement") == ["payment-field"]
+
+
+def test_an_mm_yy_field_and_a_code_need_payment_words_to_be_a_card_form() -> None:
+    props = {
+        "b": {"type": "string", "title": "Kodi", "maxLength": 4},
+        "c": {"type": "string", "title": "Halali hadi", "pattern": _MM_YY},
+    }
+    assert _form_reasons(props, "Mwezi na mwaka wa kuhitimu") == []
+    assert _form_reasons(props, "Complete your payment") == ["payment-field"]
+
+
+def test_a_date_pattern_is_not_a_card_expiry() -> None:
+    props = {
+        "d": {"type": "string", "title": "Datum", "pattern": r"^\d{2}/\d{2}/\d{4}$"},
+        "n": {"type": "string", "title": "Nummer", "maxLength": 20},
+        "k": {"type": "string", "title": "Kenteken", "maxLength": 4},
+    }
+    assert _form_reasons(props, "Registratie") == []
