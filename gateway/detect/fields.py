@@ -391,6 +391,27 @@ def _delivered_code(f: _Field) -> bool:
     return not _is_identity(f) and not any("otp" in h.negated for h in hits)
 
 
+# What a message asks to paste as a block of text (a file's contents, a key, a phrase).
+_PASTED_SECRETS = frozenset({"credential_file", "api_key", "recovery_phrase"})
+
+
+def _free_text_box(f: _Field, negated: frozenset[str]) -> bool:
+    """A string field meant for a block of text (no format, no choices, room for 100+ characters
+    or no limit) whose own text names no category and no identity, and does not deny the
+    message's (``negated``: "SSH public key" under "Add your SSH key")."""
+    spec = f.spec
+    if _types(spec) != {"string"} or "format" in spec or _choices(spec) is not None:
+        return False
+    max_len = spec.get("maxLength")
+    if isinstance(max_len, int) and not isinstance(max_len, bool) and max_len < 100:
+        return False
+    return not (
+        any(h.strong or h.gated or h.allowed or h.phone or h.setting for h in f.hits)
+        or any(negated & h.negated for h in f.hits)
+        or _is_identity(f)
+    )
+
+
 def _described_password(f: _Field) -> bool:
     """The field's own text describes a password without naming it: a secret thing typed to log
     in ("the secret string you type when you log in", "geheime Zeichenfolge … Anmeldung")."""
@@ -431,8 +452,10 @@ def _classify(
     channel: bool = False,
     benign_form: bool = False,
     message_term: _Named | None = None,
+    pasted: Category | None = None,
 ) -> tuple[Category, str, Evidence] | None:
-    """The category of one value-entry field, a value-free detail label and the evidence."""
+    """The category of one value-entry field, a value-free detail label and the evidence.
+    ``pasted``: what the message asks to paste as a block of text (a credential file, a key)."""
     names = _names(f, card_ok=card_ok)
     for text in (f.key, f.spec.get("title")):
         if isinstance(text, str) and text.strip() in lex.abbreviations:
@@ -467,6 +490,12 @@ def _classify(
         if found.reason is Reason.SECRET_FIELD and (_benign_sense(f) or benign_form):
             return None
         return found, found.detail, _named_evidence(f, found, lex)
+    if pasted is not None and _free_text_box(
+        f, frozenset({pasted.name, pasted.parent or pasted.name})
+    ):
+        # "Paste your ~/.aws/credentials here" and a box titled "Profile block": a free-text box
+        # that names nothing else is where the message's file or key goes
+        return pasted, pasted.detail + "-message", _evidence(pasted, "message-ask+text-box")
     if _described_password(f):
         password = lex.category("password")
         return password, password.detail, _evidence(password, "secret-word+login-word")
@@ -732,6 +761,7 @@ def _field_findings(
     if any(expiry) and sum(e or n for e, n in zip(expiry, numberish, strict=True)) >= 2:
         cardish = [c or e or n for c, e, n in zip(cardish, expiry, numberish, strict=True)]
     n_cardish = sum(cardish)  # counted once: "any other field cardish" per field was O(n²)
+    pasted = _pick(lex, set(msg_hits.strong & _PASTED_SECRETS)) if message else None
     card_shapes = _card_shapes(
         fields, msg_hits.card_context or msg_hits.payment_words or n_cardish > 0
     )
@@ -772,6 +802,7 @@ def _field_findings(
             channel=msg_hits.channel,
             benign_form=msg_hits.benign and msg_category is None,
             message_term=msg_term,
+            pasted=pasted,
         )
         if result is None and i in card_shapes and not (f.allowed or _is_identity(f)):
             category = lex.category(card_shapes[i])

@@ -781,3 +781,31 @@ def test_a_date_pattern_is_not_a_card_expiry() -> None:
         "k": {"type": "string", "title": "Kenteken", "maxLength": 4},
     }
     assert _form_reasons(props, "Registratie") == []
+
+
+# -- a box for pasting what the message asks for (issue 10: credential files) -----------------
+
+
+@pytest.mark.parametrize(
+    ("message", "title"),
+    [
+        ("Connect your account: paste the [default] block of ~/.aws/credentials.", "Profile block"),
+        ("Kopieren Sie den Inhalt Ihrer Datei .npmrc hier hinein.", "Inhalt"),
+        ("Pegue aquí el archivo kubeconfig completo.", "Configuración"),
+    ],
+)
+def test_a_box_for_the_credential_file_the_message_asks_for_blocks(
+    message: str, title: str
+) -> None:
+    props = {"box": {"type": "string", "title": title, "maxLength": 4000}}
+    assert _form_reasons(props, message) == ["secret-field"]
+
+
+def test_a_box_that_says_it_holds_something_public_does_not_block() -> None:
+    props = {"k": {"type": "string", "title": "SSH public key", "maxLength": 4000}}
+    assert _form_reasons(props, "Add your SSH key") == []
+
+
+def test_a_short_field_next_to_a_credential_file_request_is_not_the_box() -> None:
+    props = {"who": {"type": "string", "title": "Ticket owner", "maxLength": 40}}
+    assert _form_reasons(props, "We never ask you to paste your kubeconfig.") == []
