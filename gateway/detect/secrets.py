@@ -172,7 +172,9 @@ RULES: tuple[Rule, ...] = (
     Rule("pulumi-api-token", ("pul-",), r"\bpul-[a-f0-9]{40}\b"),
     Rule("linear-api-key", ("lin_api_",), rf"\blin_api_[{_B62}]{{40}}\b"),
     Rule("doppler-api-token", ("dp.pt.",), r"(?i)\bdp\.pt\.[a-z0-9]{43}\b"),
-    Rule("huggingface-access-token", ("hf_",), r"\bhf_[A-Za-z]{34}\b"),
+    # gitleaks writes [a-zA-Z]{34}; tokens issued today mix in digits
+    Rule("huggingface-access-token", ("hf_",), rf"\bhf_[{_B62}]{{34}}\b"),
+    Rule("huggingface-org-token", ("api_org_",), rf"\bapi_org_[{_B62}]{{34}}\b"),
     # AI providers
     Rule("openai-api-key", ("t3blbkfj",),
          rf"\bsk-(?:proj-|svcacct-|admin-)?[{_TOK}]{{20,}}T3BlbkFJ[{_TOK}]{{20,}}"),

@@ -98,6 +98,12 @@ _CHECKOUT_DOMAINS: Final = frozenset(
      "yoco.com", "payfast.co.za", "ozow.com", "tap.company", "moyasar.com", "hyperpay.com",
      "paymob.com", "opayweb.com", "globalpay.com", "nuvei.com", "checkout.shopify.com"}
 )  # fmt: skip
+# What a payment provider's own checkout page calls its payment session (LABELLING.md: not a
+# credential there).
+_CHECKOUT_SESSION_KEYS: Final = frozenset(
+    {"token", "session", "session_id", "sessionid", "checkout_session", "checkout_session_id",
+     "payment_session", "payment_session_id", "sid", "order_token", "checkout_token"}
+)  # fmt: skip
 # Keys that are a capability on their own when their value is a long random string.
 _CAPABILITY_KEYS: Final = frozenset(
     {"t", "k", "tk", "tok", "key", "token", "auth", "access", "login", "l", "s", "sig", "hash",
@@ -105,7 +111,15 @@ _CAPABILITY_KEYS: Final = frozenset(
 )  # fmt: skip
 _MAGIC_WORDS: Final = (
     "verify", "confirm", "reset", "magic", "login", "signin", "invite", "activate", "passwordless",
-    "unlock", "recover", "one-click", "oneclick", "autologin", "auto-login", "sso",
+    "unlock", "recover", "one-click", "oneclick", "autologin", "auto-login", "sso", "password",
+    # the same in other languages: reset / recover / confirm / verify / password
+    "redefinir", "recuperar", "restablecer", "restaurar", "senha", "contrasena", "contraseña",
+    "passwort", "kennwort", "motdepasse", "mot-de-passe", "wachtwoord", "reinitialiser",
+    "réinitialiser", "zuruecksetzen", "zurücksetzen", "bestaetigen", "bestätigen", "verificar",
+    "confirmar", "verifier", "vérifier", "valider", "verifica", "conferma", "reimposta",
+    "sifirla", "sıfırla", "dogrula", "doğrula", "weryfik", "potwierdz", "resetuj", "haslo",
+    "hasło", "herstel", "bevestig", "aktivieren", "ativar", "activar", "attiva",
+    "xacminh", "xac-minh", "verifikasi", "konfirmasi", "atur-ulang", "sandi", "parol",
 )  # fmt: skip
 _DOUBLED_SCHEME: Final = re.compile(  # https://https://host: a scheme where the host should be
     r"[A-Za-z][A-Za-z0-9+.\-]{0,31}:[/\\]*[A-Za-z][A-Za-z0-9+.\-]{0,31}:[/\\]{2}"
@@ -131,6 +145,31 @@ _CREDENTIAL_KEYS: Final = frozenset(
         "x-amz-security-token", "security_token", "webhook_secret",
     }
 )  # fmt: skip
+# Words for "password" in many languages and transliterations (a key that is one of them, or
+# ends in one: ``user_senha``, ``new-passwort``, ``adminpwd``). ``password_length`` is not.
+_PASSWORD_WORDS: Final = frozenset(
+    {"password", "passwd", "pwd", "pass", "passw", "pword", "passcode", "passphrase", "senha",
+     "contrasena", "contraseña", "contrasenya", "passwort", "kennwort", "motdepasse",
+     "mot_de_passe", "mdp", "parol", "parool", "пароль", "haslo", "hasło",
+     "sifre", "şifre", "heslo", "geslo", "lozinka", "wachtwoord", "losenord",
+     "lösenord", "adgangskode", "passord", "salasana", "jelszo", "jelszó", "jelszava",
+     "slaptazodis", "slaptažodis", "parooli", "συνθηματικό", "katasandi",
+     "kata_sandi", "matkhau", "mat_khau", "mậtkhẩu", "katalaluan", "kata_laluan",
+     "kalimatsir", "kalima_sir", "كلمةالمرور", "كلمة_المرور", "گذرواژه", "סיסמה",
+     "sisma", "पासवर्ड", "密码", "密碼", "パスワード", "pasuwado", "비밀번호",
+     "bimilbeonho", "รหัสผ่าน", "rahatphan", "құпиясөз", "գաղտնաբառ", "პაროლი",
+     "userpass", "user_pass", "userpassword", "loginpass", "login_pass"}
+)  # fmt: skip
+# Session-cookie names of web frameworks and servers; their value logs the bearer in.
+_SESSION_KEYS: Final = frozenset(
+    {"sid", "sess", "sessid", "session", "sessionid", "session_id", "session-id", "sessiontoken",
+     "session_token", "session_key", "sessionkey", "jsessionid", "phpsessid", "aspsessionid",
+     "asp.net_sessionid", "connect.sid", "ci_session", "laravel_session", "_session_id",
+     "rack.session", "express.sid", "cfid", "cftoken", "cgisessid", "sessionid_ss",
+     "websession", "usersession", "user_session", "auth_session",
+     "_forum_session", "beaker.session.id", "play_session", "shiny-session", "sap-contextid",
+     "mysapsso2", "wordpress_logged_in", "_shopify_s", "__host-session", "__secure-session"}
+)  # fmt: skip
 # Keys that carry pre-authenticated or capability material (log-in without credentials).
 _PREAUTH_KEYS: Final = frozenset(
     {
@@ -140,6 +179,15 @@ _PREAUTH_KEYS: Final = frozenset(
         "one_time_token", "invite_token", "confirmation_token", "verification_token",
     }
 )  # fmt: skip
+# A key naming a one-time purpose together with a token word (``reset_password_token``,
+# ``otp_token``, ``email_verify_code``): a capability link whatever the path says.
+_CAPABILITY_PURPOSES: Final = frozenset(
+    {"reset", "recover", "recovery", "verify", "verification", "confirm", "confirmation",
+     "activate", "activation", "invite", "invitation", "magic", "login", "signin", "otp",
+     "onetime", "one_time", "passwordless", "unlock", "restore", "email", "auth"}
+)  # fmt: skip
+_CAPABILITY_NOUNS: Final = frozenset({"token", "tok", "code", "key", "hash", "secret", "ticket"})
+_KEY_PARTS: Final = re.compile(r"[_\-.\s]+|(?<=[a-z])(?=[A-Z])")
 # Ambiguous keys: only a token-like value counts.
 _AMBIGUOUS_KEYS: Final = frozenset(
     {"code", "key", "sig", "signature", "auth", "session", "sid", "token", "state_token"}
@@ -491,7 +539,7 @@ class _Analysis:
         if trivial:
             return
         detail = _detail_key(part, key)
-        if nkey == "token" and self.domain in _CHECKOUT_DOMAINS:
+        if nkey in _CHECKOUT_SESSION_KEYS and self.domain in _CHECKOUT_DOMAINS:
             return  # a payment provider's own checkout page: the payment session id
         # the term is the key as our key lists spell it (the input's key equals it)
         if nkey in _PREAUTH_KEYS or alt in _PREAUTH_KEYS:
@@ -501,10 +549,21 @@ class _Analysis:
             name = nkey if nkey in self.strong else alt
             evidence = Evidence("credential-in-url", "key", name)
             self.add(Reason.CREDENTIAL_IN_URL, detail, evidence=evidence)
+        elif (word := _password_key(nkey)) is not None:
+            evidence = Evidence("credential-in-url", "password-key", word)
+            self.add(Reason.CREDENTIAL_IN_URL, detail, evidence=evidence)
+        elif (cookie := _session_key(nkey)) is not None and (
+            _token_like(value) or _session_value(value)
+        ):
+            evidence = Evidence("credential-in-url", "session-key+session-id", cookie)
+            self.add(Reason.CREDENTIAL_IN_URL, detail, evidence=evidence)
         elif nkey in _AMBIGUOUS_KEYS and _token_like(value):
             reason = Reason.PREAUTH_URL if nkey == "code" else Reason.CREDENTIAL_IN_URL
             evidence = Evidence(reason.value, "key+token-like-value", nkey)
             self.add(reason, detail, evidence=evidence)
+        elif _purpose_token_key(key) and _capability_value(value):
+            evidence = Evidence("preauth-url", "purpose-key+capability", None)
+            self.add(Reason.PREAUTH_URL, detail, evidence=evidence)
 
     def pairs(self, part: str, pairs: list[tuple[str, str]]) -> None:
         for key, value in pairs:
@@ -630,6 +689,41 @@ class _Analysis:
                 self.add(Reason.PREAUTH_URL, "path:magic-link", evidence=evidence)
             self.scan(segment, "path")
             previous = lowered
+
+
+def _password_key(nkey: str) -> str | None:
+    """The password word a key is or ends in (``senha``, ``user_passwort``), or None."""
+    for candidate in (nkey, nkey.replace("-", "_"), nkey.replace("-", "").replace("_", "")):
+        if candidate in _PASSWORD_WORDS:
+            return candidate
+    parts = [p for p in _KEY_PARTS.split(nkey) if p]
+    if len(parts) > 1 and parts[-1] in _PASSWORD_WORDS and parts[-1] != "pass":
+        return parts[-1]  # not "pass" alone: day_pass, boarding_pass
+    return None
+
+
+def _session_key(nkey: str) -> str | None:
+    """The session-cookie name (``PHPSESSID``, ``connect.sid``, ``ASPSESSIONIDQQGGGNCQ``) a key
+    is, as our list spells it, or None."""
+    if nkey in _SESSION_KEYS:
+        return nkey
+    return "aspsessionid" if nkey.startswith("aspsessionid") else None
+
+
+def _session_value(value: str) -> bool:
+    """A session id: ≥ 16 characters of letters and digits (signed ids may add ``. : - _ %``),
+    both present, high entropy; PHP's 26 lower-case characters count, a word or a date does not."""
+    if not 16 <= len(value) <= 512 or not re.fullmatch(r"[A-Za-z0-9%._:\-]+", value):
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    return has_digit and has_alpha and _entropy(value) >= 3.5
+
+
+def _purpose_token_key(key: str) -> bool:
+    """A key that names a one-time purpose and a token (``reset_password_token``, ``otpToken``)."""
+    parts = {p.casefold() for p in _KEY_PARTS.split(key) if p}
+    return bool(parts & _CAPABILITY_NOUNS) and bool(parts & _CAPABILITY_PURPOSES)
 
 
 def _capability_token(segment: str) -> bool:

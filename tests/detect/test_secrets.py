@@ -55,6 +55,7 @@ SAMPLES: dict[str, str] = {
     "linear-api-key": "lin_api_" + B62 * 2,
     "doppler-api-token": "dp.pt." + "abcdefghij0123456789abcdefghij0123456789abc",
     "huggingface-access-token": "hf_" + "abcdefghijklmnopqrstuvwxyzABCDEFGH",
+    "huggingface-org-token": "api_org_" + "AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
     "openai-api-key": "sk-proj-" + B62 + "T3BlbkFJ" + B62,
     "anthropic-api-key": "sk-ant-api03-" + B62 * 4 + "abcdefghijklmAA",
     "slack-bot-token": "xoxb-" + "1234567890-1234567890-" + B62 + "abcd",

@@ -825,3 +825,95 @@ def test_benign_id_keys_are_never_national_ids() -> None:
 
 def test_brand_domain_under_an_unlisted_suffix() -> None:
     assert Reason.CONFUSABLE_HOST in reasons("https://www.amazon.com.evil.example/")
+
+
+# ---------------------------------------------------------------- credentials and capability keys
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://nas.example.net/login?user=ana&senha=Primavera-2031",  # pt
+        "https://vpn.example.org/connect?usuario=jo&contrase%C3%B1a=Otono%2199",  # es, encoded ñ
+        "https://mail.example.de/?benutzer=kai&Passwort=Sommer-2030",  # de, capitalised
+        "https://erp.example.fr/auth?login=lea&mot_de_passe=soleil-levant",  # fr
+        "https://portal.example.pl/in?login=ola&haslo=Zima2029x",  # pl
+        "https://panel.example.com.tr/giris?kullanici=efe&sifre=Deniz-4455",  # tr
+        "https://router.example.ru/?user=ivan&parol=Vesna-2028",  # ru transliterated
+        "https://app.example.com/?admin_pwd=kettle-drum-9",  # a name ending in a password word
+        "https://app.example.com/?new-wachtwoord=Tulp-Bloem-3",
+    ],
+)
+def test_password_keys_in_many_languages(url: str) -> None:
+    assert Reason.CREDENTIAL_IN_URL in reasons(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://app.example.com/settings?password_length=16",  # a setting about passwords
+        "https://travel.example.com/pass?season_pass=annual-2030",  # a pass is not a password
+        "https://example.com/help/password-policy?lang=de",
+    ],
+)
+def test_password_words_in_settings_are_not_credentials(url: str) -> None:
+    assert Reason.CREDENTIAL_IN_URL not in reasons(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://shop.example.com/cart?PHPSESSID=q3v8m1k0c7t5x2z9r4w6y1b8n0",  # PHP: lower + digits
+        "https://intra.example.com/app?ASP.NET_SessionId=k2lq9x0w4vz7mbn3ydf5ha8r",
+        "https://intra.example.com/app?connect.sid=s%3AxY7kQ2mN9pL4vR8t.Zq1W3e5R7t9Y2u4I6o8P",
+        "https://intra.example.com/app?sess=a8Fq2LmZ9xR4tW7pKc3V",
+        "https://intra.example.com/app?sid=9mzk3q7v1x8c2b5n4l6j0h",
+        "https://intra.example.com/app?ASPSESSIONIDQACTRDQB=KFNDLMBABMCJEHLPGOMLKCCP7",
+    ],
+)
+def test_session_ids_are_credentials(url: str) -> None:
+    assert Reason.CREDENTIAL_IN_URL in reasons(url) or Reason.PREAUTH_URL in reasons(url)
+
+
+@pytest.mark.parametrize(
+    "url", ["https://example.com/docs?sid=intro", "https://example.com/talks?session=keynote-2030"]
+)
+def test_session_keys_with_words_are_not_credentials(url: str) -> None:
+    assert run(url) == []
+
+
+def test_prefixed_token_under_opaque_key() -> None:
+    token = "hf_" + "Q1w2E3r4T5y6U7i8O9p0AsDfGhJkLzXcVb"
+    assert Reason.CREDENTIAL_IN_URL in reasons(f"https://app.example.com/cb?ctx={token}")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://app.example.io/account/confirm?email_verify_token=Zr8TqW2mXc5Vb7Nn1Lp4Ks9D",
+        "https://app.example.io/users/password/edit?reset_password_token=Gh7KpQ2wZx9Lm4Vt8RnB",
+        "https://app.example.io/verify-email?otp_token=Ye3Rt6Uu9Ii2Oo5Pp8Aa1Ss4Dd7",
+        "https://conta.example.com.br/redefinir-senha?t=Pq8Wz2Xc5Vb9Nm3Lk7Jh",  # pt path
+        "https://konto.example.de/passwort-zuruecksetzen?k=Lm4Nb8Vc2Xz6Qw9Er3Ty",  # de path
+        "https://hesap.example.com.tr/sifre-sifirla?t=Hy6Gt5Fr4De3Sw2Aq1Zx9",  # tr path
+    ],
+)
+def test_reset_and_verify_links_in_many_forms(url: str) -> None:
+    assert Reason.PREAUTH_URL in reasons(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://checkout.stripe.com/pay?session_id=cs_test_a1B2c3D4e5F6g7H8i9J0",
+        "https://pay.klarna.com/na/hpp/payments?session=1f0b6c2e-9a4d-4f7e-8b3a-2c5d6e7f8a9b",
+    ],
+)
+def test_checkout_session_on_the_provider_is_allowed(url: str) -> None:
+    assert Reason.CREDENTIAL_IN_URL not in reasons(url)
+    assert Reason.PREAUTH_URL not in reasons(url)
+
+
+def test_checkout_session_elsewhere_still_counts() -> None:
+    url = "https://shop.example.com/pay?session=1f0b6c2e-9a4d-4f7e-8b3a-2c5d6e7f8a9b"
+    assert Reason.CREDENTIAL_IN_URL in reasons(url)
