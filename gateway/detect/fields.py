@@ -382,6 +382,15 @@ def _short_text(spec: Mapping[str, Any]) -> bool:
     return isinstance(maximum, int) and not isinstance(maximum, bool) and 3 <= maximum <= 4
 
 
+def _code_sized(spec: Mapping[str, Any]) -> bool:
+    """A text field sized for a one-time code: at most 4 to 10 characters, or a short digit
+    pattern."""
+    maximum = spec.get("maxLength")
+    if isinstance(maximum, int) and not isinstance(maximum, bool) and 4 <= maximum <= 10:
+        return True
+    return _short_digits(spec) is not None
+
+
 def _delivered_code(f: _Field) -> bool:
     """The field's own text says it holds what was just delivered ("the number we just texted
     you", "the digits you received by text") — a one-time code, unless it is a phone number."""
@@ -500,7 +509,7 @@ def _classify(
         password = lex.category("password")
         return password, password.detail, _evidence(password, "secret-word+login-word")
     delivery = False
-    if message is None and channel and f.opaque and numeric:
+    if message is None and channel and f.opaque and (numeric or _code_sized(f.spec)):
         message = lex.category("otp")  # "Enter what the SMS says" and a bare number field
         delivery = True
     if message is not None and (f.generic or f.opaque):

@@ -809,3 +809,11 @@ def test_a_box_that_says_it_holds_something_public_does_not_block() -> None:
 def test_a_short_field_next_to_a_credential_file_request_is_not_the_box() -> None:
     props = {"who": {"type": "string", "title": "Ticket owner", "maxLength": 40}}
     assert _form_reasons(props, "We never ask you to paste your kubeconfig.") == []
+
+
+def test_a_code_sized_text_field_under_a_delivery_message_is_a_one_time_code() -> None:
+    props = {"q7": {"type": "string", "maxLength": 6}}
+    assert _form_reasons(props, "Open your authenticator app and copy the digits shown.") == [
+        "otp-field"
+    ]
+    assert _form_reasons({"q7": {"type": "string", "maxLength": 60}}, "We sent you an SMS.") == []
