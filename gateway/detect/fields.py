@@ -850,18 +850,18 @@ def _card_shape(spec: Mapping[str, Any]) -> str | None:
 
 
 def _card_shapes(fields: list[_Field], payment_words: bool) -> dict[int, str]:
-    """Fields that make a card form by their shapes alone: an MM/YY expiry with a code and a
-    number, or with one of them when payment words are present."""
+    """Fields that make a card form by their shapes alone: an MM/YY expiry, a code and a number;
+    or two of them when payment words are present."""
     shapes = {
         i: shape
         for i, f in enumerate(fields)
         if f.value_entry and (shape := _card_shape(f.spec)) is not None
     }
     kinds = set(shapes.values())
-    if "card_expiry" not in kinds or len(kinds) < 2:
-        return {}
-    if len(kinds) == 3 or payment_words:
+    if len(kinds) == 3:
         return shapes
+    if payment_words and (kinds == {"card_number", "card_cvc"} or "card_expiry" in kinds):
+        return shapes if len(kinds) == 2 else {}
     return {}
 
 

@@ -817,3 +817,12 @@ def test_a_code_sized_text_field_under_a_delivery_message_is_a_one_time_code() -
         "otp-field"
     ]
     assert _form_reasons({"q7": {"type": "string", "maxLength": 60}}, "We sent you an SMS.") == []
+
+
+def test_a_number_and_a_code_field_under_payment_words_are_card_fields() -> None:
+    props = {
+        "n": {"type": "string", "title": "Numri", "maxLength": 19},
+        "k": {"type": "string", "title": "Kodi", "maxLength": 4},
+    }
+    assert _form_reasons(props, "Complete the payment for your subscription") == ["payment-field"]
+    assert _form_reasons(props, "Regjistrimi i automjetit") == []
