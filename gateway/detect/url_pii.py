@@ -278,6 +278,51 @@ _ID_KEYS: Final = frozenset(
 )  # fmt: skip
 
 
+_PHONE_KEYS: Final = frozenset(
+    {"phone", "tel", "mobile", "mobil", "msisdn", "cell", "cellphone", "cellular", "celular",
+     "handy", "telefon", "telefono", "telefone", "telephone", "phonenumber", "phone_number",
+     "mobile_number", "mobilenumber", "mobileno", "phoneno", "mob", "whatsapp", "wa", "sdt",
+     "nomor_hp", "nohp", "hp", "contact_number", "numero_telefono", "telefonnummer", "gsm",
+     "portable", "cep", "cep_tel"}
+)  # fmt: skip
+_PHONE_VALUE: Final = re.compile(r"\+?[0-9](?:[ .\-]?[0-9]){6,14}")
+# Keys whose value is a place, a title or a search, never a person's name.
+_NOT_NAME_KEYS: Final = frozenset(
+    {"q", "query", "search", "s", "k", "text", "title", "subject", "city", "town", "region",
+     "state", "country", "place", "location", "loc", "dest", "destination", "origin", "from",
+     "to", "via", "category", "cat", "tag", "tags", "topic", "product", "item", "company",
+     "org", "organization", "team", "event", "venue", "plan", "tier", "lang", "locale", "tz",
+     "utm_source", "utm_medium", "utm_campaign", "utm_term", "utm_content", "ref", "source",
+     "step", "page", "view", "tab", "mode", "type", "sort", "order", "filter", "district",
+     "province", "county", "ciudad", "cidade", "stadt", "ville", "citta", "kota"}
+)  # fmt: skip
+# Keys whose date is an event (a booking, a range, a timestamp), not a birthday.
+_EVENT_DATE_KEYS: Final = frozenset(
+    {"date", "dt", "d1", "d2", "from", "to", "start", "end", "since", "until", "checkin",
+     "checkout", "check_in", "check_out", "arrival", "departure", "ts", "time", "day", "when",
+     "created", "updated", "modified", "published", "expires", "exp", "valid", "due", "at",
+     "v", "ver", "version", "build", "rev", "release", "period", "month", "year", "week"}
+)  # fmt: skip
+_LATEST_BIRTH_YEAR: Final = 2012  # a date of birth next to a name: a person old enough to sign up
+_KEY_SEPARATORS: Final = re.compile(r"[_\-.\s]+")
+
+
+def _key_forms(key: str) -> tuple[str, ...]:
+    """The key as written and without separators (``thai_id`` → ``thaiid``), plus its parts."""
+    parts = tuple(p for p in _KEY_SEPARATORS.split(key) if p)
+    return (key, "".join(parts), *parts)
+
+
+def id_key(key: str) -> bool:
+    """A key that names an identity number (``cpf``, ``thai_id``, ``national-id``, ``user_nik``)."""
+    return any(form in _ID_KEYS for form in _key_forms(key))
+
+
+def phone_key(key: str) -> bool:
+    """A key that names a phone number (``mobile``, ``phone_number``, ``customer_tel``)."""
+    return any(form in _PHONE_KEYS for form in _key_forms(key))
+
+
 def national_id(key: str, value: str, *, weak: bool | None = None) -> bool:
     """A national identity number (checksum or built-in date valid) in one parameter value.
     ``weak`` forces whether one-check-digit formats count (default: decided by ``key``)."""
@@ -289,9 +334,10 @@ def national_id(key: str, value: str, *, weak: bool | None = None) -> bool:
     digits = _digits(value)
     if digits is None:
         return False
-    if key in _BENIGN_ID_KEYS:
+    named = id_key(key)
+    if key in _BENIGN_ID_KEYS and not named:
         return False  # an order number, a product or page id: never read as a person's number
-    weak_ok = (key in _ID_KEYS or len(key) <= 3) if weak is None else weak
+    weak_ok = (named or len(key) <= 3) if weak is None else weak
     for check in _BY_LENGTH.get(len(digits), ()):
         if check in _WEAK and not weak_ok:
             continue
@@ -320,10 +366,30 @@ def _looks_like_address(key: str, value: str) -> bool:
     return key in _ADDRESS_KEYS or _STREET.search(value) is not None
 
 
+def _looks_like_person(value: str) -> bool:
+    """A person's name written as one: 2–4 capitalised words of letters (``Elif Haddad``)."""
+    words = value.replace("-", " ").replace("'", " ").split()
+    return (
+        2 <= len(words) <= 4
+        and all(w[:1].isupper() and w.isalpha() for w in words)
+        and _looks_like_name(value)
+    )
+
+
+def _birth_date(value: str) -> bool:
+    """A valid date (``19590604``, ``1959-06-04``, ``04.06.1959``) of a year before
+    ``_LATEST_BIRTH_YEAR``."""
+    if not _is_dob(value):
+        return False
+    m = _DATE.fullmatch(value.strip())
+    year = (m.group(1) or m.group(6)) if m is not None else None
+    return year is not None and int(year) <= _LATEST_BIRTH_YEAR
+
+
 def url_pii_kinds(pairs: Iterable[tuple[str, str]]) -> set[str]:
     """Kinds of personal data the ``(key, value)`` pairs of one URL part reveal together."""
     found: set[str] = set()
-    name = address = False
+    name = address = person = old_date = False
     for raw_key, raw_value in pairs:
         key = raw_key.strip().casefold().removesuffix("[]")
         value = raw_value.strip()
@@ -331,6 +397,10 @@ def url_pii_kinds(pairs: Iterable[tuple[str, str]]) -> set[str]:
             continue
         if key in _DOB_KEYS and _is_dob(value):
             found.add("date-of-birth")
+        elif key not in _EVENT_DATE_KEYS and _birth_date(value):
+            old_date = True  # a birth date under an opaque key: counts next to a name
+        if phone_key(key) and _PHONE_VALUE.fullmatch(value):
+            found.add("phone")
         if (
             key in _PASSPORT_KEYS
             and _PASSPORT.fullmatch(value.upper())
@@ -340,9 +410,13 @@ def url_pii_kinds(pairs: Iterable[tuple[str, str]]) -> set[str]:
         if national_id(key, value):
             found.add("national-id")
         name = name or (key in _NAME_KEYS and _looks_like_name(value))
+        # a name written as one under an opaque key (a=Jane Doe&b=12 Main Street)
+        person = person or (key not in _NOT_NAME_KEYS and _looks_like_person(value))
         address = address or _looks_like_address(key, value)
-    if name and address:
+    if (name or person) and address:
         found.add("name-address")
+    if name and old_date:
+        found.add("date-of-birth")
     return found
 
 
@@ -355,7 +429,9 @@ _ID_CUES: Final = re2.compile(
     r"(?i)\b(?:id|ids|identity|identit|national|kimlik|tckn|pesel|cpf|aadhaa?r|nik|ktp|"
     r"personnummer|personal|bsn|nir|insee|dni|nie|rut|run|curp|nric|fin|hetu|henkil|isikukood|"
     r"egn|cnp|rnokpp|ipn|inn|snils|sin|ssn|nin|citizen|ciudadan|cidad|identidad|identidade|"
-    r"ausweis|identif|fødselsnummer|fodselsnummer|teudat|tz)\b|егн|рнокпп|інн|инн|снилс|"
+    r"ausweis|identif|fødselsnummer|fodselsnummer|teudat|tz|identiti|identitas|identité|"
+    r"identità|identiteit|identitet|tożsamość|tozsamosc|danh tính|danh tinh|kitambulisho)\b|"
+    r"егн|рнокпп|інн|инн|снилс|личност|本人確認|身份|신원|ตัวตน|"
     r"паспорт|ідентифікац|身份证|주민등록|マイナンバー|บัตรประชาชน|เลขประจำตัว|תעודת|"
     r"رقم الهوية|الهوية|شناسه|کد ملی|पहचान|आधार|nüfus"
 )
@@ -373,3 +449,21 @@ def national_ids_in_text(text: str) -> bool:
         if national_id("_text", m.group(), weak=weak):
             return True
     return False
+
+
+def names_an_id(text: str) -> bool:
+    """The text (a message) speaks of an identity or an identity number."""
+    return len(text) <= 8192 and _ID_CUES.search(text) is not None
+
+
+def bare_national_id(value: str, *, weak: bool) -> bool:
+    """A national identity number that is a whole URL part on its own (a path segment, a bare
+    fragment): the formats with letters and a check character (NRIC, HETU, RRN, RUT) always;
+    all-digit formats when ``weak`` (the context names an identity number, or the part is an
+    opaque carrier such as a fragment), never an order or ticket number by its length alone."""
+    value = value.strip()
+    if not 8 <= len(value) <= 20:
+        return False
+    if _rrn(value) or _hetu(value) or _nric(value) or _rut(value):
+        return True
+    return weak and value.isdigit() and national_id("_bare", value, weak=True)

@@ -46,7 +46,7 @@ from gateway.detect.config import Limits, UrlConfig
 from gateway.detect.findings import Evidence, Finding, Reason, Severity
 from gateway.detect.hosts import LOOPBACK_HOSTS, check_host, registrable_domain, shortener_of
 from gateway.detect.pii import find_pii, pii_evidence
-from gateway.detect.url_pii import url_pii_kinds
+from gateway.detect.url_pii import bare_national_id, names_an_id, url_pii_kinds
 
 _SAFE_KEYS: Final = frozenset(
     {
@@ -216,7 +216,7 @@ _IDENT_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-\[\]]{0,39}")
 _JWT: Final = re.compile(
     r"eyJ[A-Za-z0-9_\-]{4,4096}\.eyJ[A-Za-z0-9_\-]{4,8192}\.[A-Za-z0-9_\-]{0,4096}"
 )
-_BASE64: Final = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
+_BASE64: Final = re.compile(r"[A-Za-z0-9+/_\-]{12,}={0,2}")  # 12: nine bytes, an SSN
 _HEX: Final = re.compile(r"(?:[0-9a-fA-F]{2}){16,}")
 _TOKEN_PREFIXES: Final = re.compile(
     r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{40,}"
@@ -501,6 +501,7 @@ class _Analysis:
         self.domain: str | None = None  # registrable domain of the URL's host
         self.magic_path = False  # a path segment says verify / confirm / reset / login …
         self.nested = 0  # depth of redirect-target URLs being analysed
+        self.id_context = False  # the request's message speaks of an identity (number)
 
     def add(
         self,
@@ -579,6 +580,13 @@ class _Analysis:
             self.value_rules(part, key, nkey, value)
         for kind in sorted(url_pii_kinds(pairs)):
             self.add(Reason.PII_IN_URL, f"{part}:{kind}", evidence=pii_evidence(kind, part))
+        # the same under the key after a further decoding (d=base64 of an identity number)
+        decoded = [(k, d) for k, v in pairs[:64] for d in _decode_layers(v) if k and len(v) <= 512]
+        found = url_pii_kinds(decoded[:64]) if decoded else set()
+        for kind in sorted(found):
+            self.add(Reason.PII_IN_URL, f"{part}:{kind}", evidence=pii_evidence(kind, part))
+        if found:
+            self.add(Reason.ENCODED_PAYLOAD, part, evidence=_ev("encoded-payload", "decoded"))
 
     def value_rules(self, part: str, key: str, nkey: str, value: str) -> None:
         """What a value says in context: HTTP Basic/Bearer values, cookies, capability tokens,
@@ -688,6 +696,9 @@ class _Analysis:
                 evidence = _ev("preauth-url", "magic-segment+capability-token")
                 self.add(Reason.PREAUTH_URL, "path:magic-link", evidence=evidence)
             self.scan(segment, "path")
+            if bare_national_id(segment, weak=self.id_context):
+                evidence = pii_evidence("national-id", "path")
+                self.add(Reason.PII_IN_URL, "path:national-id", evidence=evidence)
             previous = lowered
 
 
@@ -807,9 +818,14 @@ _NAMED_SCHEMES: Final = frozenset(
 )  # fmt: skip
 
 
-def analyze_url(url: str, path: str, cfg: UrlConfig, limits: Limits) -> list[Finding]:
-    """All findings for one URL-mode ``url``; never raises on hostile input."""
+def analyze_url(
+    url: str, path: str, cfg: UrlConfig, limits: Limits, *, context: str = ""
+) -> list[Finding]:
+    """All findings for one URL-mode ``url``; never raises on hostile input. ``context`` is the
+    request's message: when it speaks of an identity, an all-digit path segment that is a valid
+    identity number counts as one (an order number in a path does not, on its own)."""
     a = _Analysis(path, cfg, limits)
+    a.id_context = bool(context) and names_an_id(context)
     if len(url) > limits.max_url_length:
         a.add(Reason.OVERSIZE, "url", evidence=_ev("oversize", "max-url-length"))
         return a.findings
@@ -860,5 +876,11 @@ def analyze_url(url: str, path: str, cfg: UrlConfig, limits: Limits) -> list[Fin
     a.pairs("query", query_pairs)
     a.pairs("fragment", fragment_pairs)
     if not fragment_pairs:
-        a.scan(unquote(str(parsed.hash).removeprefix("#")), "fragment")
+        fragment = unquote(str(parsed.hash).removeprefix("#"))
+        a.scan(fragment, "fragment")
+        # a bare fragment is an opaque carrier (never sent to the server, read by the page):
+        # an identity number there counts like one under a short opaque key
+        if bare_national_id(fragment, weak=True):
+            evidence = pii_evidence("national-id", "fragment")
+            a.add(Reason.PII_IN_URL, "fragment:national-id", evidence=evidence)
     return a.findings

@@ -151,9 +151,10 @@ def _url(params: dict[str, Any], cfg: DetectConfig) -> list[Finding]:
 
     out: list[Finding] = []
     url = params.get("url")
-    if isinstance(url, str):
-        out += analyze_url(url, "$.url", cfg.url, cfg.limits)
     message = params.get("message")
+    context = message if isinstance(message, str) else ""
+    if isinstance(url, str):
+        out += analyze_url(url, "$.url", cfg.url, cfg.limits, context=context)
     if isinstance(message, str):
         out += check_text(message, "$.message", cfg.limits)
     return out
