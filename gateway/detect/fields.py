@@ -427,7 +427,8 @@ def _described_password(f: _Field) -> bool:
     own = [h for h in (f.title_hits, f.desc_hits) if h is not None]
     if not any(h.secret_word for h in own) or not any(h.login_word for h in own):
         return False
-    return not any(h.setting or h.allowed or h.benign or h.phone for h in f.hits) and not (
+    # (a setting is a number: "characters" in a text field's description is not a length)
+    return not any(h.allowed or h.benign or h.phone for h in f.hits) and not (
         _is_identity(f) or _is_numeric(f.spec)
     )
 

@@ -169,7 +169,7 @@ def _deleet(m: re.Match[str]) -> str:
 
 # A whole word of letters mixed with leet digits/symbols, at its edges too ("0tp", "phr4s3",
 # "pa$$"): at least two letters, so version strings ("v2") and sizes ("4k") stay as they are.
-_LEET_WORD_RE = re.compile(r"[A-Za-z0-9@$]+")
+_LEET_WORD_RE = re.compile(r"[A-Za-z\u00c0-\u024f0-9@$]+")  # Latin letters with accents too
 
 
 def _deleet_word(m: re.Match[str]) -> str:
@@ -178,9 +178,16 @@ def _deleet_word(m: re.Match[str]) -> str:
 
 def _deleet_word_text(word: str) -> str:
     letters = sum(c.isalpha() for c in word)
-    if letters < 2 or letters == len(word) or word.isdigit():
+    if letters == len(word) or word.isdigit():
         return word
+    if letters != 1 and letters < 2:
+        return word
+    if letters == 1 and not (len(word) >= 4 and all(c.isalpha() or c in _LEET_CHARS for c in word)):
+        return word  # "v2", "4k"; but "p4553" is "passe"
     return word.translate(_LEET)
+
+
+_LEET_CHARS = frozenset("0134578@$")
 
 
 def _deleeted(text: str) -> str:
@@ -200,7 +207,11 @@ def deleet_reference(text: str) -> str:
 
 # A word holding a letter next to a leet digit or symbol: the only words _deleet_word changes.
 # RE2 finds them in one linear pass (no Python callback per word of a long text).
-_LEET_WORD_RE2 = re2.compile(r"[A-Za-z0-9@$]*(?:[A-Za-z][0-9@$]|[0-9@$][A-Za-z])[A-Za-z0-9@$]*")
+_LEET_WORD_RE2 = re2.compile(
+    r"[A-Za-z\x{c0}-\x{24f}0-9@$]*"
+    r"(?:[A-Za-z\x{c0}-\x{24f}][0-9@$]|[0-9@$][A-Za-z\x{c0}-\x{24f}])"
+    r"[A-Za-z\x{c0}-\x{24f}0-9@$]*"
+)
 
 
 def _deleet_long(text: str) -> str:
@@ -237,7 +248,32 @@ def _unit(text: str) -> _Unit:
     deleeted = _deleeted(text)
     if deleeted != text:
         toks = own + words(deleeted)
+    if _mixed_case(text):
+        # "lÖsEnOrD", "NeNoSiRi": case flipped inside a word is obfuscation, not camelCase
+        lowered = text.lower()
+        toks = toks + words(lowered) + (words(_deleeted(lowered)) if deleeted != text else [])
     return _Unit(own, toks, " ".join(toks))
+
+
+_MIXED_CASE_MAX = 64  # keys and titles: where a name is obfuscated
+
+
+def _mixed_case(text: str) -> bool:
+    """Case flipping three times in a row inside one word ("pAsSw", "lÖsE"): camelCase
+    ("newPassword", "APIKey") never alternates like that. Short texts only."""
+    if len(text) > _MIXED_CASE_MAX or text.islower() or text.isupper():
+        return False
+    flips, prev = 0, None
+    for ch in text:
+        upper = ch.isupper()
+        if not (upper or ch.islower()):
+            flips, prev = 0, None
+            continue
+        flips = flips + 1 if prev is not None and upper != prev else 0
+        if flips >= 3:
+            return True
+        prev = upper
+    return False
 
 
 @dataclass(slots=True)

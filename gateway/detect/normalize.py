@@ -248,14 +248,19 @@ _PLAIN_TOKEN_RE = re.compile(r"[^\W_]+")
 # Three or more single letters/digits separated by the same short gap: "p a s s", "p.a.s.s".
 # Linear: a run can only start after a non-alphanumeric character, every element checks that it
 # is a single character, and the possessive repetition never backtracks.
+# An element is one letter or digit, or one combining mark standing alone: Thai, Indic and other
+# scripts spelled out letter by letter ("ร ห ั ส ผ ่ า น") space their vowel signs too.
+_MARKS = _mark_class()
+_SPACED_EL = f"(?:[^\\W_]|[{_MARKS}])"
+_SPACED_NOT_EL = f"(?![^\\W_]|[{_MARKS}])"
 _SPACED_RUN_RE = re.compile(
-    r"(?<![^\W_])[^\W_](?P<gap>[ .\-_*·•|/\\~+]{1,3})[^\W_](?![^\W_])"
-    r"(?:(?P=gap)[^\W_](?![^\W_]))++"
+    f"(?<![^\\W_]){_SPACED_EL}(?P<gap>[ .\\-_*·•|/\\\\~+]{{1,3}}){_SPACED_EL}{_SPACED_NOT_EL}"
+    f"(?:(?P=gap){_SPACED_EL}{_SPACED_NOT_EL})++"
 )
 
 
 def _join_run(m: re.Match[str]) -> str:
-    return "".join(ch for ch in m.group() if ch.isalnum()).lower()
+    return "".join(ch for ch in m.group() if ch.isalnum() or ch in _MARKS).lower()
 
 
 # ASCII fast paths (RE2 scans in linear time without Python's per-position overhead: ~40x faster

@@ -355,7 +355,8 @@ def test_every_shipped_language_group_file_loads() -> None:
 
     known = set(_data()["concepts"])
     for name, more in _more_concepts():
-        assert set(more["concepts"]) <= known, name
+        assert set(more.get("concepts") or {}) <= known, name
+        assert set(more) <= {"concepts", "contexts"}, name
 
 
 # -- which term, in which language (explanations) -----------------------------------------------
@@ -449,3 +450,33 @@ def test_a_bad_signal_bag_is_named(more: Any, message: str) -> None:
 
     with pytest.raises(ValueError, match=f"^concepts/x.yaml: {message}"):
         _merge_contexts({}, more, "concepts/x.yaml")
+
+
+# -- obfuscated names beyond ASCII (issue 10) ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "lÖsEnOrD",  # sv, case flipped inside the word
+        "NeNoSiRi",  # sw
+        "C0n7r453ñ4",  # es, leet with an accented letter
+        "P4l4vr4-p4553",  # pt, leet with one letter per word
+        "H4sł0",  # pl
+        "ร ห ั ส ผ ่ า น",  # th, spelled out with its vowel and tone marks
+    ],
+)
+def test_obfuscated_password_words_in_other_scripts_are_read(text: str) -> None:
+    assert "password" in base_lexicon().scan(text).strong
+
+
+@pytest.mark.parametrize("text", ["newPassword", "APIKeyName", "iPhone", "eBay", "v2 4k mp3"])
+def test_camel_case_and_versions_are_not_read_as_obfuscation(text: str) -> None:
+    from gateway.detect.lexicon import _mixed_case
+
+    assert not _mixed_case(text)
+
+
+def test_letter_spacing_keeps_combining_marks() -> None:
+    assert words("ร ห ั ส ผ ่ า น") == ["รหัสผ่าน"]
+    assert words("প া স ও য ় া র ্ ড") == ["পাসওয়ার্ড"]
