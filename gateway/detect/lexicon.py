@@ -680,8 +680,8 @@ def _merge_terms(concepts: dict[str, Any], more: Any, name: str) -> None:
     concepts.yaml does not define is an error naming the file."""
     if not isinstance(more, dict) or not isinstance(more.get("concepts", {}), dict):
         raise ValueError(f"{name}: expected a mapping 'concepts'")  # noqa: TRY004
-    if "concepts" not in more and "contexts" not in more:
-        raise ValueError(f"{name}: expected a mapping 'concepts' or 'contexts'")
+    if not {"concepts", "contexts", "negative_sets"} & set(more):
+        raise ValueError(f"{name}: expected a mapping 'concepts', 'contexts' or 'negative_sets'")
     for concept, spec in (more.get("concepts") or {}).items():
         if concept not in concepts:
             raise ValueError(f"{name}: concepts.{concept}: unknown concept")
@@ -726,7 +726,22 @@ WORD_LISTS = ("code_words", "generic_fields")
 
 
 def _merge_contexts(data: dict[str, Any], more: Any, name: str) -> None:
-    """Add a file's ``contexts`` (more words per language for lexicon.yaml's signal bags)."""
+    """Add a file's ``contexts`` (more words per language for lexicon.yaml's signal bags) and
+    ``negative_sets`` (more words per language for lexicon.yaml's shared negatives, e.g.
+    ``about``: "name", "symbol", "hint" in every language)."""
+    negative_sets = more.get("negative_sets") or {}
+    if not isinstance(negative_sets, dict):
+        raise ValueError(f"{name}: negative_sets: expected a mapping")  # noqa: TRY004
+    for set_name, spec in negative_sets.items():
+        where = f"{name}: negative_sets.{set_name}"
+        known = data.get("negative_sets") or {}
+        if set_name not in known or not isinstance(spec, dict):
+            raise ValueError(f"{where}: expected one of {sorted(known)} (terms/stems per language)")
+        for kind, per_language in spec.items():
+            if kind not in ("terms", "stems"):
+                raise ValueError(f"{where}.{kind}: expected terms or stems")
+            added = _per_language(per_language, f"{where}.{kind}")
+            known[set_name][kind] = [*(known[set_name].get(kind) or ()), *added]
     contexts = more.get("contexts") or {}
     if not isinstance(contexts, dict):
         raise ValueError(f"{name}: contexts: expected a mapping")  # noqa: TRY004

@@ -356,7 +356,7 @@ def test_every_shipped_language_group_file_loads() -> None:
     known = set(_data()["concepts"])
     for name, more in _more_concepts():
         assert set(more.get("concepts") or {}) <= known, name
-        assert set(more) <= {"concepts", "contexts"}, name
+        assert set(more) <= {"concepts", "contexts", "negative_sets"}, name
 
 
 # -- which term, in which language (explanations) -----------------------------------------------
@@ -480,3 +480,21 @@ def test_camel_case_and_versions_are_not_read_as_obfuscation(text: str) -> None:
 def test_letter_spacing_keeps_combining_marks() -> None:
     assert words("ร ห ั ส ผ ่ า น") == ["รหัสผ่าน"]
     assert words("প া স ও য ় া র ্ ড") == ["পাসওয়ার্ড"]
+
+
+def test_language_group_files_add_words_to_the_shared_negatives() -> None:
+    from gateway.detect.lexicon import _merge_contexts
+
+    data: dict[str, Any] = {"negative_sets": {"about": {"terms": ["hint"]}}}
+    _merge_contexts(
+        data,
+        {"negative_sets": {"about": {"terms": {"de": ["Hinweis"]}, "stems": {"ja": ["ヒント"]}}}},
+        "concepts/x.yaml",
+    )
+    assert data["negative_sets"]["about"] == {"terms": ["hint", "Hinweis"], "stems": ["ヒント"]}
+    with pytest.raises(
+        ValueError, match=r"^concepts/x\.yaml: negative_sets\.abut: expected one of"
+    ):
+        _merge_contexts(
+            data, {"negative_sets": {"abut": {"terms": {"de": ["x"]}}}}, "concepts/x.yaml"
+        )
