@@ -45,12 +45,12 @@ from importlib import resources
 from typing import Final
 
 import idna
-import re2
 import regex
 
 from gateway.detect.config import UrlConfig
 from gateway.detect.findings import Evidence, Finding, Reason, Severity
 from gateway.detect.psl import private_suffix, split_host
+from gateway.detect.substrings import Substrings
 
 _DEFAULT_URL_CONFIG: Final = UrlConfig()
 
@@ -427,12 +427,11 @@ class _Index:
             if len(folded) >= _MIN_EDIT_LEN:
                 for i in range(len(folded)):
                     self.deletes.setdefault(folded[:i] + folded[i + 1 :], set()).add(folded)
-        long_names = sorted(
-            {_fold(n) for n, (_, g) in names.items() if not g and len(n) >= _MIN_SUBSTRING_LEN},
-            key=len,
-            reverse=True,
-        )
-        self._long_names = re2.compile("|".join(re.escape(b) for b in long_names) or "(?!)")
+        long_names = {
+            _fold(n) for n, (_, g) in names.items() if not g and len(n) >= _MIN_SUBSTRING_LEN
+        }
+        # thousands of names: an Aho-Corasick set (an RE2 alternation outgrew its DFA memory)
+        self._long_names = Substrings((n, True) for n in long_names)
 
     def brand_of(self, domain: str) -> int | None:
         return self.own.get(domain)
@@ -442,8 +441,7 @@ class _Index:
 
     def contains_name(self, word: str) -> str | None:
         """A distinctive (long) brand name inside ``word`` (``securepaypal``), folded."""
-        m = self._long_names.search(word)
-        return None if m is None else str(m.group())
+        return self._long_names.first_per_owner(word).get(True)
 
     def one_edit(self, word: str) -> str | None:
         """``"visual"`` when a protected brand is one convincing edit away from ``word`` (a dropped
