@@ -772,6 +772,7 @@ def _field_findings(
         cardish = [c or e or n for c, e, n in zip(cardish, expiry, numberish, strict=True)]
     n_cardish = sum(cardish)  # counted once: "any other field cardish" per field was O(n²)
     pasted = _pick(lex, set(msg_hits.strong & _PASTED_SECRETS)) if message else None
+    numbered = _numbered_words(fields)
     card_shapes = _card_shapes(
         fields, msg_hits.card_context or msg_hits.payment_words or n_cardish > 0
     )
@@ -799,6 +800,9 @@ def _field_findings(
                 kind=kinds[i],
                 kind_counts=kind_counts,
             )
+            if result is None and i in numbered:
+                phrase = lex.category("recovery_phrase")
+                result = phrase, "numbered-words", _evidence(phrase, "numbered-word-fields")
             if result is not None:
                 category, detail, evidence = result
                 out.append(Finding(category.reason, path, category.severity, detail, evidence))
@@ -814,6 +818,9 @@ def _field_findings(
             message_term=msg_term,
             pasted=pasted,
         )
+        if result is None and i in numbered:
+            phrase = lex.category("recovery_phrase")
+            result = phrase, "numbered-words", _evidence(phrase, "numbered-word-fields")
         if result is None and i in card_shapes and not (f.allowed or _is_identity(f)):
             category = lex.category(card_shapes[i])
             result = category, "card-shape", _evidence(category, "card-form-shape")
@@ -821,6 +828,23 @@ def _field_findings(
             category, detail, evidence = result
             out.append(Finding(category.reason, path, category.severity, detail, evidence))
     return out
+
+
+_NUMBERED_WORDS_MIN = 3
+
+
+def _numbered_words(fields: list[_Field]) -> set[int]:
+    """Three or more fields named only "word" and a number ("Word 3", "Słowo 7", "w11" titled
+    "Λέξη 2"): a recovery phrase asked word by word. Empty when there are fewer."""
+    found = set()
+    for i, f in enumerate(fields):
+        title = f.spec.get("title")
+        text, hits = (title, f.title_hits) if isinstance(title, str) else (f.key, f.name_hits[0])
+        if hits is None or not hits.word_word or len(text) > 40:
+            continue
+        if any(c.isdigit() for c in text) and not (hits.strong or hits.setting):
+            found.add(i)
+    return found if len(found) >= _NUMBERED_WORDS_MIN else set()
 
 
 # A card form by its shape, in any language: an expiry field constrained to MM/YY next to a

@@ -88,6 +88,7 @@ class Hits:
     question: bool = False  # names a question as a thing ("security question", "Sicherheitsfrage")
     secret_word: bool = False  # "secret", "geheim", "тайный", "秘密" (an adjective, not a concept)
     login_word: bool = False  # "log in", "Anmeldung", "вход", "ログイン"
+    word_word: bool = False  # "word", "Wort", "słowo", "単語" (a phrase asked word by word)
     named: bool = False  # some category's term is present, negated or not
     # The lexicon entry that made each category of ``strong``/``gated`` fire (for explanations).
     terms: tuple[tuple[str, Term], ...] = ()
@@ -144,6 +145,7 @@ _ASK: _Key = ("@ask_context", _STRONG)
 _QUESTION: _Key = ("@question_words", _STRONG)
 _SECRET_WORD: _Key = ("@secret_words", _STRONG)
 _LOGIN_WORD: _Key = ("@login_words", _STRONG)
+_WORD_WORD: _Key = ("@word_words", _STRONG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -461,6 +463,7 @@ class Lexicon:
             (_QUESTION, "question_words"),
             (_SECRET_WORD, "secret_words"),
             (_LOGIN_WORD, "login_words"),
+            (_WORD_WORD, "word_words"),
         ):
             ctx_spec = data.get(bag) or {}
             index.fill(key, ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
@@ -554,6 +557,7 @@ class Lexicon:
             question=_QUESTION in found,
             secret_word=_SECRET_WORD in found,
             login_word=_LOGIN_WORD in found,
+            word_word=_WORD_WORD in found,
             terms=tuple(terms),
         )
 
@@ -721,6 +725,7 @@ CONTEXT_BAGS = (
     "question_words",
     "secret_words",
     "login_words",
+    "word_words",
 )
 WORD_LISTS = ("code_words", "generic_fields")
 

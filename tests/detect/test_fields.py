@@ -826,3 +826,16 @@ def test_a_number_and_a_code_field_under_payment_words_are_card_fields() -> None
     }
     assert _form_reasons(props, "Complete the payment for your subscription") == ["payment-field"]
     assert _form_reasons(props, "Regjistrimi i automjetit") == []
+
+
+def test_a_recovery_phrase_asked_word_by_word_in_any_language_blocks() -> None:
+    for label in ("Word", "Słowo", "Λέξη", "Palavra"):
+        props = {f"f{n}": {"type": "string", "title": f"{label} {n}"} for n in (2, 5, 9)}
+        assert _form_reasons(props, "Check your backup") == ["secret-field"], label
+
+
+def test_two_numbered_word_fields_or_numbered_other_fields_do_not() -> None:
+    two = {f"f{n}": {"type": "string", "title": f"Word {n}"} for n in (1, 2)}
+    guests = {f"g{n}": {"type": "string", "title": f"Guest {n}"} for n in (1, 2, 3, 4)}
+    assert _form_reasons(two, "Crossword helper") == []
+    assert _form_reasons(guests, "Who is coming?") == []
