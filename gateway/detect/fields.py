@@ -24,8 +24,10 @@ on odd shapes: anything that is not the expected type is skipped.
 from __future__ import annotations
 
 import functools
+import unicodedata
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 import re2
@@ -588,6 +590,39 @@ def _choice_kind(values: list[Any]) -> str | None:
     return None
 
 
+def _kind_of_choices(values: list[Any]) -> str | None:
+    kind = _choice_kind(values)
+    if kind is None and _wordlist_choices(values):
+        return "word"
+    return kind
+
+
+_WORDLIST_MIN = 4  # choices
+
+
+def _wordlist_choices(values: list[Any]) -> bool:
+    """At least four choices, three in four of them words of a BIP-39 recovery-phrase word list
+    (any of its languages): the words of a wallet's recovery phrase offered to pick from."""
+    texts = [v for v in values[:600] if isinstance(v, str)]
+    if len(texts) < _WORDLIST_MIN:
+        return False
+    known = bip39_words()
+    hits = sum(unicodedata.normalize("NFKC", t).strip().casefold() in known for t in texts)
+    return hits * 4 >= len(texts) * 3
+
+
+@functools.cache
+def bip39_words() -> frozenset[str]:
+    """Every word of the BIP-39 word lists shipped with the ``mnemonic`` package (MIT)."""
+    folder = resources.files("mnemonic").joinpath("wordlist")
+    out: set[str] = set()
+    for path in folder.iterdir():
+        if path.name.endswith(".txt"):
+            text = unicodedata.normalize("NFKC", path.read_text(encoding="utf-8"))
+            out.update(w.strip().casefold() for w in text.split())
+    return frozenset(out)
+
+
 _CHOICE_CATEGORY = {"digit": "pin", "char": "password", "word": "recovery_phrase"}
 _CHOICE_SECRETS = frozenset({"kba", "card_expiry"})
 
@@ -777,7 +812,7 @@ def _field_findings(
         fields, msg_hits.card_context or msg_hits.payment_words or n_cardish > 0
     )
     postal = msg_hits.postal or any(f.postal for f in fields)
-    kinds = [None if f.value_entry else _choice_kind(_choices(f.spec) or []) for f in fields]
+    kinds = [None if f.value_entry else _kind_of_choices(_choices(f.spec) or []) for f in fields]
     kind_counts = {k: kinds.count(k) for k in set(kinds) if k is not None}
     out: list[Finding] = []
     for i, f in enumerate(fields):
@@ -903,6 +938,11 @@ def _classify_choice(
     one (digits of a PIN, characters of a password, words of a recovery phrase: several such
     fields, or one asked for by the message), when its own text names a security question or a
     card expiry, and it carries sensitive personal data (blood type, country of birth) to warn."""
+    if kind == "word":
+        if kind_counts.get("word", 0) >= 2 or message is not None or _names_a_word(f):
+            phrase = lex.category("recovery_phrase")
+            return phrase, "word-choices", _evidence(phrase, "choice-list:bip39-words")
+        return None
     if kind is not None and (kind_counts.get(kind, 0) >= 2 or message is not None):
         category = lex.category(_CHOICE_CATEGORY[kind])
         signal = "choice-list" if message is None else "choice-list+message-ask"
@@ -916,6 +956,14 @@ def _classify_choice(
     if found.severity < Severity.HIGH or found.name in _CHOICE_SECRETS:
         return found, found.detail, _named_evidence(f, found, lex)
     return None
+
+
+def _names_a_word(f: _Field) -> bool:
+    """The field calls itself a numbered word ("Word 3", "Słowo 7"; not "Choose today's word")
+    or names a recovery phrase."""
+    title = f.spec.get("title")
+    numbered = any(c.isdigit() for c in (title if isinstance(title, str) else f.key))
+    return any((h.word_word and numbered) or "recovery_phrase" in h.strong for h in f.name_hits)
 
 
 def _choices_are_questions(f: _Field, lex: Lexicon) -> bool:

@@ -37,6 +37,7 @@ _WARM_UP: tuple[dict[str, Any], ...] = (
             "properties": {
                 "password": {"type": "string", "title": "Passwort", "default": "AKIA0000"},
                 "card": {"type": "string", "title": "Card number", "description": "e.g. v1.2"},
+                "pick": {"type": "string", "enum": ["alpha", "beta", "gamma", "delta"]},
             },
         },
     },

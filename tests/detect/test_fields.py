@@ -839,3 +839,34 @@ def test_two_numbered_word_fields_or_numbered_other_fields_do_not() -> None:
     guests = {f"g{n}": {"type": "string", "title": f"Guest {n}"} for n in (1, 2, 3, 4)}
     assert _form_reasons(two, "Crossword helper") == []
     assert _form_reasons(guests, "Who is coming?") == []
+
+
+def test_recovery_words_offered_as_choices_from_the_bip39_lists_block() -> None:
+    en = ["absorb", "adjust", "alpha", "annual", "armor", "auction", "auto", "award"]
+    es = ["ábaco", "abdomen", "abeja", "abierto", "abogado", "abono"]
+    props = {"w2": {"type": "string", "title": "Word 2", "enum": en}}
+    assert _form_reasons(props, "Backup check") == ["secret-field"]
+    both = {"a": {"type": "string", "enum": en}, "b": {"type": "string", "enum": es}}
+    assert _form_reasons(both, "Quick quiz") == ["secret-field"]
+
+
+def test_a_single_list_of_ordinary_words_is_not_a_recovery_phrase() -> None:
+    props = {
+        "c": {
+            "type": "string",
+            "title": "Favourite colour",
+            "enum": ["red", "blue", "green", "yellow"],
+        }
+    }
+    assert _form_reasons(props, "Tell us about you") == []
+
+
+def test_a_word_of_the_day_from_the_same_list_is_not_a_recovery_phrase() -> None:
+    props = {
+        "w": {
+            "type": "string",
+            "title": "Choose today's word",
+            "enum": ["abandon", "ability", "access", "actor", "adapt"],
+        }
+    }
+    assert _form_reasons(props, "Word of the day") == []
