@@ -808,6 +808,7 @@ def _field_findings(
     n_cardish = sum(cardish)  # counted once: "any other field cardish" per field was O(n²)
     pasted = _pick(lex, set(msg_hits.strong & _PASTED_SECRETS)) if message else None
     numbered = _numbered_words(fields)
+    n_entries = sum(f.value_entry for f in fields)
     card_shapes = _card_shapes(
         fields, msg_hits.card_context or msg_hits.payment_words or n_cardish > 0
     )
@@ -848,7 +849,15 @@ def _field_findings(
             card_ok=card_ok,
             message=msg_category,
             postal=postal,
-            channel=msg_hits.channel,
+            channel=msg_hits.channel
+            or (
+                # "type the six digits shown": a code asked for by number of digits, in a form
+                # whose only value-entry field is this opaque one
+                msg_hits.code_word
+                and msg_hits.ask
+                and n_entries == 1
+                and not (msg_hits.postal or msg_hits.phone or msg_hits.setting or postal)
+            ),
             benign_form=msg_hits.benign and msg_category is None,
             message_term=msg_term,
             pasted=pasted,

@@ -870,3 +870,11 @@ def test_a_word_of_the_day_from_the_same_list_is_not_a_recovery_phrase() -> None
         }
     }
     assert _form_reasons(props, "Word of the day") == []
+
+
+def test_a_code_asked_by_its_digits_into_the_only_opaque_field_is_a_one_time_code() -> None:
+    props = {"v": {"type": "integer", "minimum": 0, "maximum": 999999}}
+    assert _form_reasons(props, "Open the app and type the six digits shown now.") == ["otp-field"]
+    assert _form_reasons(props, "Type the six digits of your postal code.") == []
+    two = {**props, "name": {"type": "string", "title": "Your name"}}
+    assert _form_reasons(two, "Type the six digits of your membership number and your name.") == []
