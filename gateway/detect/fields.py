@@ -784,6 +784,21 @@ def _message_hits(
     return whole, category, source
 
 
+_PHRASE_LENGTHS = frozenset({"12", "15", "18", "20", "21", "24", "25", "33"})
+
+
+def _counts_phrase_words(message: str, lex: Lexicon) -> bool:
+    """The message counts words the way a recovery phrase is counted ("12 words", "24 słowa",
+    "12 речи", "12 perkataan"): a phrase length right before or after the word for "word"."""
+    toks = words(message[:2048])
+    for i, tok in enumerate(toks):
+        if tok in _PHRASE_LENGTHS:
+            near = " ".join(toks[max(i - 1, 0) : i] + toks[i + 1 : i + 3])
+            if near and lex.scan(near).word_word:
+                return True
+    return False
+
+
 def _field_findings(
     props: Mapping[Any, Any], message: str | None, cfg: FormConfig
 ) -> list[Finding]:
@@ -791,6 +806,8 @@ def _field_findings(
     msg_hits, msg_category, msg_source = (
         _message_hits(message, lex, cfg) if message else (Hits(), None, Hits())
     )
+    if message and msg_category is None and _counts_phrase_words(message, lex):
+        msg_category = lex.category("recovery_phrase")  # "enter your 12 words", "12 речи"
     msg_term = None
     if msg_category is not None:
         msg_term = lex.explain(msg_source, msg_category) or lex.explain(msg_hits, msg_category)

@@ -878,3 +878,22 @@ def test_a_code_asked_by_its_digits_into_the_only_opaque_field_is_a_one_time_cod
     assert _form_reasons(props, "Type the six digits of your postal code.") == []
     two = {**props, "name": {"type": "string", "title": "Your name"}}
     assert _form_reasons(two, "Type the six digits of your membership number and your name.") == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Restore your wallet: type your 12 words in order.",
+        "Унесите својих 12 речи редом.",
+        "Wpisz 24 słowa w kolejności.",
+        "Masukkan 12 perkataan mengikut urutan.",
+    ],
+)
+def test_a_message_counting_phrase_words_asks_for_a_recovery_phrase(message: str) -> None:
+    props = {"box": {"type": "string", "maxLength": 300}}
+    assert _form_reasons(props, message) == ["secret-field"]
+
+
+def test_counting_words_of_an_essay_is_not_a_recovery_phrase() -> None:
+    props = {"n": {"type": "integer", "title": "Essay length", "minimum": 100}}
+    assert _form_reasons(props, "Essays must be at least 500 words; summaries 12 words.") == []
