@@ -133,12 +133,13 @@ _LINK_EVIDENCE = {
 _INVISIBLE = Evidence("invisible-chars", "invisible-char")
 
 
-def check_text(text: str, path: str, limits: Limits) -> list[Finding]:
-    """Links, secret values and invisible characters in one user-visible string."""
+def check_text(text: str, path: str, limits: Limits, *, prose: bool = False) -> list[Finding]:
+    """Links, secret values and invisible characters in one user-visible string. ``prose``: a
+    plain domain named in it is not a link (a message: "continue on github.com")."""
     raw: object = text  # callers are typed, but the input is hostile: never raise
     if not isinstance(raw, str):
         return []
-    return _text_findings(text, path, limits, uri_example=False)
+    return _text_findings(text, path, limits, uri_example=False, prose=prose)
 
 
 def _visible_strings(
@@ -1046,7 +1047,8 @@ def check_form(params: Mapping[str, Any], cfg: FormConfig, limits: Limits) -> li
     message = params.get("message")
     message = message if isinstance(message, str) else None
     if message is not None:
-        out.extend(_text_findings(message, "$.message", limits, uri_example=False))
+        # prose: a plain domain named in it is not a link (a lure domain still is)
+        out.extend(_text_findings(message, "$.message", limits, uri_example=False, prose=True))
     schema = params.get("requestedSchema")
     if isinstance(schema, Mapping):
         for key, value in schema.items():

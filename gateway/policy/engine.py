@@ -157,7 +157,7 @@ def _url(params: dict[str, Any], cfg: DetectConfig) -> list[Finding]:
     if isinstance(url, str):
         out += analyze_url(url, "$.url", cfg.url, cfg.limits, context=context)
     if isinstance(message, str):
-        out += check_text(message, "$.message", cfg.limits)
+        out += check_text(message, "$.message", cfg.limits, prose=True)
     return out
 
 

@@ -352,3 +352,31 @@ def test_card_number_in_a_message_is_explained_by_its_checksum(default: Policy) 
         "luhn+card-prefix",
     )
     assert card[0].evidence.term is None  # never the number itself
+
+
+# -- a plain domain named in a message is prose, a lure domain is not (issue 10) ---------------
+
+
+@pytest.mark.parametrize(
+    ("message", "action"),
+    [
+        ("Continue on github.com to authorise the app.", "allow"),
+        ("Abra stripe.com e conclua o pagamento.", "allow"),
+        ("Sign in at paypal.com.secure-login.io to continue.", "block"),
+        ("Open https://github.com/settings first.", "block"),
+    ],
+)
+def test_a_domain_named_in_a_url_mode_message_is_prose_unless_it_is_a_lure(
+    message: str, action: str
+) -> None:
+    from gateway.policy.loader import load_policy
+
+    policy = load_policy(Path(__file__).resolve().parents[2] / "policies" / "default.yaml")
+    params = {
+        "mode": "url",
+        "message": message,
+        "elicitationId": "e1",
+        "url": "https://github.com/login/oauth/authorize?client_id=abc&state=xyz",
+    }
+    decision = evaluate(params, modes=frozenset({"form", "url"}), server=None, policy=policy)
+    assert decision.action.value == action
