@@ -424,6 +424,17 @@ def _free_text_box(f: _Field, negated: frozenset[str]) -> bool:
     )
 
 
+def _credential_file_field(f: _Field) -> bool:
+    """A text field whose own text names a file that holds credentials (".env", "~/.npmrc",
+    "id_ed25519", "wallet.dat") and does not say it is about the file (its path, name, size)."""
+    if "string" not in _types(f.spec) or _choices(f.spec) is not None or _is_numeric(f.spec):
+        return False
+    texts = (f.key, f.spec.get("title"), f.spec.get("description"))
+    if not any(_names_credential_file(t) for t in texts):
+        return False
+    return not any("credential_file" in h.negated or h.allowed or h.setting for h in f.hits)
+
+
 def _described_password(f: _Field) -> bool:
     """The field's own text describes a password without naming it: a secret thing typed to log
     in ("the secret string you type when you log in", "geheime Zeichenfolge … Anmeldung")."""
@@ -509,6 +520,9 @@ def _classify(
         # "Paste your ~/.aws/credentials here" and a box titled "Profile block": a free-text box
         # that names nothing else is where the message's file or key goes
         return pasted, pasted.detail + "-message", _evidence(pasted, "message-ask+text-box")
+    if _credential_file_field(f):
+        cred = lex.category("credential_file")
+        return cred, cred.detail, _evidence(cred, "credential-file-name")
     if _described_password(f):
         password = lex.category("password")
         return password, password.detail, _evidence(password, "secret-word+login-word")
@@ -825,6 +839,8 @@ def _field_findings(
         cardish = [c or e or n for c, e, n in zip(cardish, expiry, numberish, strict=True)]
     n_cardish = sum(cardish)  # counted once: "any other field cardish" per field was O(n²)
     pasted = _pick(lex, set(msg_hits.strong & _PASTED_SECRETS)) if message else None
+    if pasted is None and _names_credential_file(message) and msg_hits.ask:
+        pasted = lex.category("credential_file")  # "paste your .env here"
     numbered = _numbered_words(fields)
     n_entries = sum(f.value_entry for f in fields)
     card_shapes = _card_shapes(
@@ -890,6 +906,24 @@ def _field_findings(
             category, detail, evidence = result
             out.append(Finding(category.reason, path, category.severity, detail, evidence))
     return out
+
+
+# Files that hold credentials, by their usual names and paths (a name or path in a field's own
+# text, or in a message asking to paste it; "id_ed25519.pub" and other public halves excluded).
+_CREDENTIAL_PATH = re2.compile(
+    r"(?i)(?:^|[^a-z0-9_])(?:"
+    r"\.env(?:\.[a-z]{2,12})?|\.npmrc|\.pypirc|\.netrc|_netrc|\.pgpass|\.htpasswd|"
+    r"\.git-credentials|\.dockercfg|\.s3cfg|\.boto|\.vault-token|\.terraformrc|\.my\.cnf|"
+    r"\.aws[/\\]credentials|\.kube[/\\]config|\.docker[/\\]config\.json|"
+    r"id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|[a-z0-9_-]+\.(?:pem|p12|pfx|jks|keystore|kdbx|ppk|ovpn)|"
+    r"wallet\.dat|terraform\.tfstate|credentials\.json|service[-_]?account[a-z0-9_-]*\.json|"
+    r"kubeconfig|wp-config\.php|sitemanager\.xml|rclone\.conf|secrets\.ya?ml"
+    r")(?:[^a-z0-9_.]|\.(?:[^a-z]|$)|$)"
+)
+
+
+def _names_credential_file(text: object) -> bool:
+    return isinstance(text, str) and _CREDENTIAL_PATH.search(text[:2048]) is not None
 
 
 _NUMBERED_WORDS_MIN = 3

@@ -897,3 +897,28 @@ def test_a_message_counting_phrase_words_asks_for_a_recovery_phrase(message: str
 def test_counting_words_of_an_essay_is_not_a_recovery_phrase() -> None:
     props = {"n": {"type": "integer", "title": "Essay length", "minimum": 100}}
     assert _form_reasons(props, "Essays must be at least 500 words; summaries 12 words.") == []
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        ".env dosyasının içeriği",
+        "Inhalt von ~/.aws/credentials",
+        "id_ed25519",
+        "wallet.dat (base64)",
+    ],
+)
+def test_a_field_naming_a_credential_file_in_any_language_blocks(title: str) -> None:
+    assert _form_reasons({"k": {"type": "string", "title": title}}, "Connect") == ["secret-field"]
+
+
+@pytest.mark.parametrize(
+    "title", ["Path to your .env file", "id_ed25519.pub", "Name of the kubeconfig context"]
+)
+def test_naming_a_credential_file_to_point_at_it_does_not_block(title: str) -> None:
+    assert _form_reasons({"k": {"type": "string", "title": title}}, "Connect") == []
+
+
+def test_a_message_asking_to_paste_a_credential_file_fills_the_box() -> None:
+    props = {"box": {"type": "string", "maxLength": 8000}}
+    assert _form_reasons(props, "Paste your .npmrc here, please.") == ["secret-field"]
