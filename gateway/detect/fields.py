@@ -424,6 +424,18 @@ def _free_text_box(f: _Field, negated: frozenset[str]) -> bool:
     )
 
 
+def _asks_when(f: _Field) -> bool:
+    """The field's title is a question about when ("When did you last change your password?",
+    "Когда вы последний раз меняли пароль?"): it asks for a date, not the secret."""
+    title = f.spec.get("title")
+    if not isinstance(title, str) or f.title_hits is None or not f.title_hits.when:
+        return False
+    return title.rstrip().endswith(("?", "？", "؟", ";")) or f.spec.get("format") in (
+        "date",
+        "date-time",
+    )
+
+
 def _credential_file_field(f: _Field) -> bool:
     """A text field whose own text names a file that holds credentials (".env", "~/.npmrc",
     "id_ed25519", "wallet.dat") and does not say it is about the file (its path, name, size)."""
@@ -510,6 +522,8 @@ def _classify(
         return message, message.detail + "-message", _message_evidence(message, message_term)
     if found is not None:
         if _numeric_setting(f, found):
+            return None
+        if found.reason in (Reason.SECRET_FIELD, Reason.OTP_FIELD) and _asks_when(f):
             return None
         if found.reason is Reason.SECRET_FIELD and (_benign_sense(f) or benign_form):
             return None

@@ -89,6 +89,7 @@ class Hits:
     secret_word: bool = False  # "secret", "geheim", "тайный", "秘密" (an adjective, not a concept)
     login_word: bool = False  # "log in", "Anmeldung", "вход", "ログイン"
     word_word: bool = False  # "word", "Wort", "słowo", "単語" (a phrase asked word by word)
+    when: bool = False  # "when", "wann", "когда", "いつ" (a question about a date)
     named: bool = False  # some category's term is present, negated or not
     # The lexicon entry that made each category of ``strong``/``gated`` fire (for explanations).
     terms: tuple[tuple[str, Term], ...] = ()
@@ -146,6 +147,7 @@ _QUESTION: _Key = ("@question_words", _STRONG)
 _SECRET_WORD: _Key = ("@secret_words", _STRONG)
 _LOGIN_WORD: _Key = ("@login_words", _STRONG)
 _WORD_WORD: _Key = ("@word_words", _STRONG)
+_WHEN: _Key = ("@when_words", _STRONG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -464,6 +466,7 @@ class Lexicon:
             (_SECRET_WORD, "secret_words"),
             (_LOGIN_WORD, "login_words"),
             (_WORD_WORD, "word_words"),
+            (_WHEN, "when_words"),
         ):
             ctx_spec = data.get(bag) or {}
             index.fill(key, ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
@@ -558,6 +561,7 @@ class Lexicon:
             secret_word=_SECRET_WORD in found,
             login_word=_LOGIN_WORD in found,
             word_word=_WORD_WORD in found,
+            when=_WHEN in found,
             terms=tuple(terms),
         )
 
@@ -726,6 +730,7 @@ CONTEXT_BAGS = (
     "secret_words",
     "login_words",
     "word_words",
+    "when_words",
 )
 WORD_LISTS = ("code_words", "generic_fields")
 

@@ -922,3 +922,21 @@ def test_naming_a_credential_file_to_point_at_it_does_not_block(title: str) -> N
 def test_a_message_asking_to_paste_a_credential_file_fills_the_box() -> None:
     props = {"box": {"type": "string", "maxLength": 8000}}
     assert _form_reasons(props, "Paste your .npmrc here, please.") == ["secret-field"]
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "When did you last change your password?",
+        "Когда вы последний раз меняли пароль?",
+        "Wann haben Sie Ihr Passwort zuletzt geändert?",
+        "最後にパスワードを変更したのはいつ？",
+    ],
+)
+def test_a_question_about_when_a_password_changed_is_a_date(title: str) -> None:
+    assert _form_reasons({"d": {"type": "string", "title": title}}, "Account check") == []
+
+
+def test_a_password_asked_with_a_when_clause_still_blocks() -> None:
+    props = {"p": {"type": "string", "title": "Password you use when you sign in"}}
+    assert _form_reasons(props, "Confirm") == ["secret-field"]
