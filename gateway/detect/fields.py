@@ -371,7 +371,19 @@ def _names(f: _Field, *, card_ok: bool) -> set[str]:
         label = f.desc_hits  # no telling title ("Number"): the description says what it is
     if label is not None and label.negated:
         names -= label.negated
+    desc = f.desc_hits
+    if f.title_hits is not None and desc is not None and desc.negated and desc is not label:
+        # "Existing secret" explained as "only the name of the Kubernetes secret": a title that
+        # names a category only by a bare word ("secret", "token", "key") yields to a
+        # description that says what it is about
+        for category in desc.negated & f.title_hits.strong:
+            term = f.title_hits.term(category)
+            if term is not None and term.text.casefold() in _BARE_WORDS:
+                names.discard(category)
     return names
+
+
+_BARE_WORDS = frozenset({"secret", "secrets", "token", "tokens", "key", "keys"})
 
 
 def _is_numeric(spec: Mapping[str, Any]) -> bool:

@@ -940,3 +940,22 @@ def test_a_question_about_when_a_password_changed_is_a_date(title: str) -> None:
 def test_a_password_asked_with_a_when_clause_still_blocks() -> None:
     props = {"p": {"type": "string", "title": "Password you use when you sign in"}}
     assert _form_reasons(props, "Confirm") == ["secret-field"]
+
+
+def test_a_bare_secret_word_yields_to_a_description_about_its_name() -> None:
+    props = {
+        "s": {
+            "type": "string",
+            "title": "Befintlig secret",
+            "description": "Bara namnet på Kubernetes-secreten.",
+        }
+    }
+    assert _form_reasons(props, "Konfigurera Helm") == []
+    told = {
+        "s": {
+            "type": "string",
+            "title": "Secret",
+            "description": "The value of the secret, base64-encoded.",
+        }
+    }
+    assert _form_reasons(told, "Sync") == ["secret-field"]
