@@ -67,6 +67,18 @@ def test_bad_startup_settings_exit_2_with_a_clear_message(tmp_path: Path) -> Non
 SERVE = [sys.executable, "-m", "gateway", "serve", "--upstream", "http://127.0.0.1:9/mcp"]
 
 
+def wait_healthy(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    """Until ``/healthz`` answers (30 s at most); the process must still be running."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    assert proc.poll() is None, log.read_text()
+
+
 def _holder(reuse_port: bool) -> socket.socket:
     """A listening socket on a free loopback port, as another process would hold it (with
     SO_REUSEPORT: like a running gateway's workers)."""
@@ -121,14 +133,7 @@ def test_serve_without_policy_outside_the_repository_uses_the_shipped_default(
             stderr=subprocess.STDOUT,
         )
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and proc.poll() is None:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
-                        break
-                except OSError:
-                    time.sleep(0.1)
-            assert proc.poll() is None, log.read_text()
+            wait_healthy(proc, port, log)
         finally:
             proc.terminate()
             proc.wait(timeout=30)
@@ -181,14 +186,7 @@ def test_serve_runs_on_the_system_allocator_unless_the_operator_chose_one(
             [*command, *args, "--workers", "1"], env=env, stdout=out, stderr=subprocess.STDOUT
         )
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and proc.poll() is None:
-                try:
-                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
-                        break
-                except OSError:
-                    time.sleep(0.1)
-            assert proc.poll() is None, log.read_text()
+            wait_healthy(proc, port, log)
             environ = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
             cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
         finally:
