@@ -16,7 +16,9 @@ raw throughput when installed) are pinned to core 0, the proxy under test to cor
 * ``gateway``      ``elicitation-gateway serve --workers 1 --policy policies/default.yaml
   --log-level warning`` with ``GATEWAY_KEYS`` set to a fixed test key;
 * ``gateway+audit`` the same at ``--log-level info`` (audit lines on stdout to /dev/null),
-  measured on throughput and elicitation traffic only.
+  measured on throughput and elicitation traffic only;
+* ``gateway (pymalloc)`` the gateway with ``PYTHONMALLOC=pymalloc`` (CPython's own allocator;
+  ``serve`` otherwise runs on the system allocator, gateway/allocator.py), measured likewise.
 
 Scenarios: throughput (``tools/call`` with a 1 KB result, C connections) with the proxy's CPU
 µs per request (utime+stime from /proc/<pid>/stat); latency with one client; p99 at 50 % of the
@@ -67,6 +69,10 @@ LOAD_CORE, PROXY_CORE = 0, 1
 NGINX_HELP = "nginx is not installed: run `apt-get update && apt-get install -y nginx` (Debian)"
 
 DIRECT, NGINX, PASS, GATEWAY, AUDIT = "direct", "nginx", "passthrough", "gateway", "gateway+audit"
+# The gateway on CPython's own small-object allocator: `serve` runs on the system allocator (it
+# re-executes itself with PYTHONMALLOC=malloc, gateway/allocator.py); this target is its A/B.
+PYMALLOC = "gateway (pymalloc)"
+EXTRAS = (AUDIT, PYMALLOC)  # measured on throughput and elicitation rounds only
 PROXIES = (NGINX, PASS, GATEWAY)
 ALL = (DIRECT, *PROXIES)
 SIZES = (("1 KB", 1024), ("64 KB", 65536), ("1 MB", 1048576))
@@ -294,6 +300,7 @@ def start_gateway(
     log_level: str = "warning",
     workers: int | None = None,
     cores: set[int] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Target:
     port = free_port()
     argv = [
@@ -302,8 +309,7 @@ def start_gateway(
     ]  # fmt: skip
     if workers is not None or gateway_workers_supported():
         argv += ["--workers", str(workers or 1)]  # one process pinned to one core by default
-    env = {**os.environ, "GATEWAY_KEYS": KEY}
-    proc = procs.spawn(argv, env=env)
+    proc = procs.spawn(argv, env={**os.environ, "GATEWAY_KEYS": KEY, **(env or {})})
     wait_port(port, proc, name)
     time.sleep(0.3 if workers is None else 1.5)  # workers fork after the listener is up
     for pid in proc_tree(proc.pid):
@@ -457,7 +463,7 @@ class Bench:
     def order(self, k: int, *, audit: bool = False) -> list[str]:
         """Every target, the starting one rotating with the round ``k``."""
         names = list(ALL[k % len(ALL) :] + ALL[: k % len(ALL)])
-        return [*names, AUDIT] if audit and AUDIT in self.targets else names
+        return [*names, *(e for e in EXTRAS if e in self.targets)] if audit else names
 
     def ask(
         self, op: str, t: Target, query: str, req: tuple[str, dict[str, str]], **kw: Any
@@ -681,6 +687,9 @@ def _targets(r: Results) -> list[str]:
         row("added p99 per SSE event", f"{sse:+.3f} ms", "≤ +1 ms", verdict(sse <= 1.0)),
         row("RSS per idle SSE stream", f"{fmt(kib, 1)} KiB", "≤ 32 KiB", verdict(kib <= 32)),
         row("throughput grows with `--workers`", workers or "not run", "grows", ""),
+        *([row("throughput system allocator / pymalloc (gateway)",
+               f"{g / med('tput', PYMALLOC):.2f}×", "(reported)", "")]
+          if r.has("tput", PYMALLOC) else []),
         "",
     ]  # fmt: skip
 
@@ -693,7 +702,7 @@ def _throughput(r: Results, p: Profile, info: RunInfo) -> list[str]:
         f"{p.tput_s:g} s per round)\n",
         *table(["Target", "req/s", "gateway / target", "proxy CPU µs/req", "proxy core busy"]),
     ]
-    for name in (*ALL, AUDIT):
+    for name in (*ALL, *EXTRAS):
         if r.has("tput", name):
             t = r.med("tput", name)
             cpu, busy = r.med("tput_cpu_us", name), 100 * r.med("tput_busy", name)
@@ -768,7 +777,7 @@ def _elicitation(r: Results, p: Profile) -> list[str]:
     ]
     out += [
         row(n, fmt(r.med("elicit_per_s", n)), fmt(r.med("elicit_p50", n)))
-        for n in (*ALL, AUDIT)
+        for n in (*ALL, *EXTRAS)
         if r.has("elicit_per_s", n)
     ]
     return [*out, ""]
@@ -807,7 +816,7 @@ def chart(r: Results, path: Path) -> None:
 
     med = r.med
     fig, axes = plt.subplots(2, 2, figsize=(12, 8))
-    names = [n for n in (*ALL, AUDIT) if r.has("tput", n)]
+    names = [n for n in (*ALL, *EXTRAS) if r.has("tput", n)]
     ax = axes[0][0]
     ax.bar(names, [med("tput", n) for n in names], color="#4c72b0")
     ax.set_title("Throughput, 1 KB tools/call (req/s)")
@@ -895,6 +904,9 @@ def main(argv: list[str] | None = None) -> int:
         targets[PASS] = start_passthrough(procs, upstream)
         targets[GATEWAY] = start_gateway(procs, upstream)
         targets[AUDIT] = start_gateway(procs, upstream, name=AUDIT, log_level="info")
+        targets[PYMALLOC] = start_gateway(
+            procs, upstream, name=PYMALLOC, env={"PYTHONMALLOC": "pymalloc"}
+        )
         lua = wrk_lua(procs.tmp / "call.lua", *CALL) if use_wrk else None
         bench = Bench(procs, LoadClient(procs), targets, p, lua)
         if not use_wrk:
@@ -904,7 +916,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"round {k + 1}/{p.rounds} at {time.monotonic() - t0:.0f}s", file=sys.stderr)
         with phase("idle streams"):
             bench.idle_streams()
-        for name in (GATEWAY, AUDIT):
+        for name in (GATEWAY, *EXTRAS):
             procs.stop(targets[name].proc)
         with phase("workers sweep"):
             bench.workers_sweep([int(x) for x in args.workers.split(",") if x])
