@@ -252,6 +252,9 @@ def _unit(text: str) -> _Unit:
     deleeted = _deleeted(text)
     if deleeted != text:
         toks = own + words(deleeted)
+    if len(text) <= _MIXED_CASE_MAX and _SPELLED_OUT.fullmatch(text):
+        # "m o t  d e  p a s s e": letters one space apart, words two spaces apart
+        toks = toks + words(text.replace("  ", "\x00").replace(" ", "").replace("\x00", " "))
     if _mixed_case(text):
         # "lÖsEnOrD", "NeNoSiRi": case flipped inside a word is obfuscation, not camelCase
         lowered = text.lower()
@@ -260,6 +263,7 @@ def _unit(text: str) -> _Unit:
 
 
 _MIXED_CASE_MAX = 64  # keys and titles: where a name is obfuscated
+_SPELLED_OUT = re.compile(r"(?:[^\W_](?: {1,2}|$)){4,}")
 
 
 def _mixed_case(text: str) -> bool:

@@ -498,3 +498,7 @@ def test_language_group_files_add_words_to_the_shared_negatives() -> None:
         _merge_contexts(
             data, {"negative_sets": {"abut": {"terms": {"de": ["x"]}}}}, "concepts/x.yaml"
         )
+
+
+def test_a_phrase_spelled_out_letter_by_letter_with_wider_word_gaps_is_read() -> None:
+    assert "password" in base_lexicon().scan("m o t  d e  p a s s e").strong
