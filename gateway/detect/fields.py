@@ -436,6 +436,19 @@ def _free_text_box(f: _Field, negated: frozenset[str]) -> bool:
     )
 
 
+# "MM/YY" as written on payment forms in many languages (mois/année, Monat/Jahr, месяц/год …).
+_MM_YY_TEXT = re2.compile(
+    r"(?i)(?:^|[^a-zа-я])(?:mm|мм)\s*/\s*(?:yy|yyyy|aa|aaaa|jj|гг|rr|åå|vv)(?:$|[^a-zа-я])"
+)
+
+
+def _month_year_hint(f: _Field) -> bool:
+    texts = (f.key, f.spec.get("title"), f.spec.get("description"))
+    return "string" in _types(f.spec) and any(
+        isinstance(t, str) and _MM_YY_TEXT.search(t[:512]) is not None for t in texts
+    )
+
+
 def _asks_when(f: _Field) -> bool:
     """The field's title is a question about when ("When did you last change your password?",
     "Когда вы последний раз меняли пароль?"): it asks for a date, not the secret."""
@@ -572,7 +585,14 @@ def _classify(
         otp = lex.category("otp")
         return otp, "delivered-code", _evidence(otp, "delivery-words")
     digits = _short_digits(f.spec) if not numeric else _numeric_digits(f.spec)
-    if digits is not None and any(h.code_word and "otp" not in h.negated for h in f.hits):
+    if card_ok and _month_year_hint(f):
+        expiry = lex.category("card_expiry")  # "MM/YY" under "the date on your card"
+        return expiry, "month-year", _evidence(expiry, "mm-yy-hint+card-context")
+    if (
+        digits is not None
+        and not postal  # a 6-digit Indian postal PIN code in an address form
+        and any(h.code_word and "otp" not in h.negated for h in f.hits)
+    ):
         signal = "pattern-digits+code-word" if not numeric else "maximum-digits+code-word"
         if card_ok and digits in (3, 4):
             cvc = lex.category("card_cvc")

@@ -959,3 +959,16 @@ def test_a_bare_secret_word_yields_to_a_description_about_its_name() -> None:
         }
     }
     assert _form_reasons(told, "Sync") == ["secret-field"]
+
+
+def test_a_six_digit_postal_pin_code_in_an_address_form_is_not_a_code() -> None:
+    props = {"postal_pin": {"type": "string", "title": "பின்கோடு", "pattern": "^[0-9]{6}$"}}
+    assert _form_reasons(props, "அஞ்சல் முகவரிக்கான பின்கோடு (6 இலக்க அஞ்சல் குறியீடு).") == []
+
+
+def test_an_mm_yy_hint_under_card_words_is_a_card_expiry() -> None:
+    props = {"d": {"type": "string", "description": "MM/YY"}}
+    assert _form_reasons(props, "Pay with your credit card: the date printed on it") == [
+        "payment-field"
+    ]
+    assert _form_reasons(props, "When did you start this job?") == []
