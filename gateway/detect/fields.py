@@ -372,6 +372,9 @@ def _names(f: _Field, *, card_ok: bool) -> set[str]:
     if label is not None and label.negated:
         names -= label.negated
     desc = f.desc_hits
+    if desc is not None and desc.denial and desc is not label:
+        # "Password hint" described as "not the password itself": the description says it
+        names -= _DENIABLE
     if f.title_hits is not None and desc is not None and desc.negated and desc is not label:
         # "Existing secret" explained as "only the name of the Kubernetes secret": a title that
         # names a category only by a bare word ("secret", "token", "key") yields to a
@@ -384,6 +387,8 @@ def _names(f: _Field, *, card_ok: bool) -> set[str]:
 
 
 _BARE_WORDS = frozenset({"secret", "secrets", "token", "tokens", "key", "keys"})
+# What a description can deny being ("not the password itself"): the secrets, not card data.
+_DENIABLE = frozenset({"secret", "password", "pin", "otp", "api_key", "recovery_phrase", "kba"})
 
 
 def _is_numeric(spec: Mapping[str, Any]) -> bool:

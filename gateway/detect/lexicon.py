@@ -90,6 +90,7 @@ class Hits:
     login_word: bool = False  # "log in", "Anmeldung", "вход", "ログイン"
     word_word: bool = False  # "word", "Wort", "słowo", "単語" (a phrase asked word by word)
     when: bool = False  # "when", "wann", "когда", "いつ" (a question about a date)
+    denial: bool = False  # "not the password itself", "ikke selve adgangskoden"
     named: bool = False  # some category's term is present, negated or not
     # The lexicon entry that made each category of ``strong``/``gated`` fire (for explanations).
     terms: tuple[tuple[str, Term], ...] = ()
@@ -148,6 +149,7 @@ _SECRET_WORD: _Key = ("@secret_words", _STRONG)
 _LOGIN_WORD: _Key = ("@login_words", _STRONG)
 _WORD_WORD: _Key = ("@word_words", _STRONG)
 _WHEN: _Key = ("@when_words", _STRONG)
+_DENIAL: _Key = ("@denial_words", _STRONG)
 
 
 @dataclass(frozen=True, slots=True)
@@ -471,6 +473,7 @@ class Lexicon:
             (_LOGIN_WORD, "login_words"),
             (_WORD_WORD, "word_words"),
             (_WHEN, "when_words"),
+            (_DENIAL, "denial_words"),
         ):
             ctx_spec = data.get(bag) or {}
             index.fill(key, ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
@@ -566,6 +569,7 @@ class Lexicon:
             login_word=_LOGIN_WORD in found,
             word_word=_WORD_WORD in found,
             when=_WHEN in found,
+            denial=_DENIAL in found,
             terms=tuple(terms),
         )
 
@@ -735,6 +739,7 @@ CONTEXT_BAGS = (
     "login_words",
     "word_words",
     "when_words",
+    "denial_words",
 )
 WORD_LISTS = ("code_words", "generic_fields")
 

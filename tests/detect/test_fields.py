@@ -972,3 +972,18 @@ def test_an_mm_yy_hint_under_card_words_is_a_card_expiry() -> None:
         "payment-field"
     ]
     assert _form_reasons(props, "When did you start this job?") == []
+
+
+def test_a_description_denying_it_is_the_secret_wins_over_the_title() -> None:
+    hint = {
+        "h": {
+            "type": "string",
+            "title": "Adgangskodehint",
+            "description": "En huskeregel kun du forstår – ikke selve adgangskoden.",
+        }
+    }
+    assert _form_reasons(hint, "Opdater sikkerhedsprofil") == []
+    real = {
+        "p": {"type": "string", "title": "Adgangskode", "description": "Din nuværende adgangskode."}
+    }
+    assert _form_reasons(real, "Bekræft") == ["secret-field"]
