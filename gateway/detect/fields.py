@@ -895,7 +895,11 @@ def _field_findings(
     numbered = _numbered_words(fields)
     n_entries = sum(f.value_entry for f in fields)
     card_shapes = _card_shapes(
-        fields, msg_hits.card_context or msg_hits.payment_words or n_cardish > 0
+        fields,
+        msg_hits.card_context
+        or msg_hits.payment_words
+        or n_cardish > 0
+        or (message is not None and _PRICE.search(message[:2048]) is not None),
     )
     postal = msg_hits.postal or any(f.postal for f in fields)
     kinds = [None if f.value_entry else _kind_of_choices(_choices(f.spec) or []) for f in fields]
@@ -999,6 +1003,16 @@ def _numbered_words(fields: list[_Field]) -> set[int]:
 _MONTH_YEAR_PATTERN = re2.compile(
     r"\(0\[1-9\]\|1\[0-2\]\)[^/]{0,4}/|"
     r"^\^?(?:\\d|\[0-9\])\{2\}\\?/(?:\\d|\[0-9\])\{[24]\}\$?$"
+)
+
+
+# A price in the message ("49 €", "$49", "9.900 kr.", "₦19,900", "199 zł"): payment words in any
+# language, for the card-shape rule only.
+_PRICE = re2.compile(
+    r"[€$£¥₹₦₽₺₩₫฿₱₴₸₾₼₪₲₵₡₭៛]\s?[0-9]|[0-9]\s?(?:[€$£¥₹₦₽₺₩₫฿₱₴₸₾₼₪₲₵₡₭៛]|"
+    r"(?i:eur|usd|gbp|chf|kr|zł|zl|kč|kc|ft|lei|лв|дин|руб|грн|₸|azn|sek|nok|dkk|isk|ron|huf|"
+    r"pln|czk|inr|idr|myr|php|thb|vnd|krw|jpy|cny|kes|ngn|zar|egp|try|uah|kzt|brl|mxn|ars|"
+    r"ksh|birr|ብር|ກີບ|kip|ကျပ်|ដុល្លារ|tk|৳)(?:[^a-z]|$))"
 )
 
 

@@ -987,3 +987,12 @@ def test_a_description_denying_it_is_the_secret_wins_over_the_title() -> None:
         "p": {"type": "string", "title": "Adgangskode", "description": "Din nuværende adgangskode."}
     }
     assert _form_reasons(real, "Bekræft") == ["secret-field"]
+
+
+def test_a_price_in_the_message_makes_a_number_and_a_code_card_fields() -> None:
+    props = {
+        "n": {"type": "string", "title": "Númer", "maxLength": 19},
+        "k": {"type": "string", "title": "Kóði", "maxLength": 4},
+    }
+    assert _form_reasons(props, "Ársáskrift: greiddu 9.900 kr. með korti.") == ["payment-field"]
+    assert _form_reasons(props, "Skráning félaga, útgáfa 2.4") == []
