@@ -375,11 +375,19 @@ def _names(f: _Field, *, card_ok: bool) -> set[str]:
     if desc is not None and desc.denial and desc is not label:
         # "Password hint" described as "not the password itself": the description says it
         names -= _DENIABLE
-    if f.title_hits is not None and desc is not None and desc.negated and desc is not label:
-        # "Existing secret" explained as "only the name of the Kubernetes secret": a title that
-        # names a category only by a bare word ("secret", "token", "key") yields to a
-        # description that says what it is about
-        for category in desc.negated & f.title_hits.strong:
+    description = f.spec.get("description")
+    path_example = isinstance(description, str) and _PATH_EXAMPLE.search(description) is not None
+    if (
+        f.title_hits is not None
+        and desc is not None
+        and desc is not label
+        and (desc.negated or path_example)
+    ):
+        # "Existing secret" explained as "only the name of the Kubernetes secret" (or "e.g.
+        # /etc/creds", a mount path): a title that names a category only by a bare word
+        # ("secret", "token", "key") yields to a description that says what it is about
+        denied = f.title_hits.strong if path_example else desc.negated & f.title_hits.strong
+        for category in denied:
             term = f.title_hits.term(category)
             if term is not None and term.text.casefold() in _BARE_WORDS:
                 names.discard(category)
@@ -387,6 +395,7 @@ def _names(f: _Field, *, card_ok: bool) -> set[str]:
 
 
 _BARE_WORDS = frozenset({"secret", "secrets", "token", "tokens", "key", "keys"})
+_PATH_EXAMPLE = re2.compile(r"(?:^|[\s(\"'«])(?:~|/[A-Za-z0-9_.-]+)/[A-Za-z0-9_./-]+")
 # What a description can deny being ("not the password itself"): the secrets, not card data.
 _DENIABLE = frozenset({"secret", "password", "pin", "otp", "api_key", "recovery_phrase", "kba"})
 
@@ -477,6 +486,44 @@ def _credential_file_field(f: _Field) -> bool:
     return not any("credential_file" in h.negated or h.allowed or h.setting for h in f.hits)
 
 
+def _described(
+    f: _Field, lex: Lexicon, pasted: Category | None
+) -> tuple[Category, str, Evidence] | None:
+    """A field that names no category but is described as a secret: the box for what the
+    message asks to paste, a credential file by its name, a password by what it does."""
+    if pasted is not None and _free_text_box(
+        f, frozenset({pasted.name, pasted.parent or pasted.name})
+    ):
+        # "Paste your ~/.aws/credentials here" and a box titled "Profile block": a free-text box
+        # that names nothing else is where the message's file or key goes
+        return pasted, pasted.detail + "-message", _evidence(pasted, "message-ask+text-box")
+    if _credential_file_field(f):
+        cred = lex.category("credential_file")
+        return cred, cred.detail, _evidence(cred, "credential-file-name")
+    if _described_password(f):
+        password = lex.category("password")
+        return password, password.detail, _evidence(password, "secret-word+login-word")
+    return None
+
+
+def _screen(found: Category | None, f: _Field, *, card_ok: bool) -> tuple[Category | None, bool]:
+    """The named category after two checks, and whether the field asks for nothing at all."""
+    if found is not None and found.name == "card_expiry" and not (card_ok or f.cardish):
+        found = None  # an expiry date is a card's only in a card context (an API key's expiry)
+    if (
+        found is not None
+        and found.reason in (Reason.SECRET_FIELD, Reason.OTP_FIELD)
+        and f.spec.get("format") in ("email", "idn-email")
+        and not _title_names_any(f)
+    ):
+        return None, True  # "forgotPasswordEmail" titled "E-mail address": an address
+    return found, False
+
+
+def _title_names_any(f: _Field) -> bool:
+    return f.title_hits is not None and bool(f.title_hits.strong or f.title_hits.gated)
+
+
 def _described_password(f: _Field) -> bool:
     """The field's own text describes a password without naming it: a secret thing typed to log
     in ("the secret string you type when you log in", "geheime Zeichenfolge … Anmeldung")."""
@@ -550,6 +597,9 @@ def _classify(
     ):
         # "Answer your security question" and a field titled with the question itself
         return message, message.detail + "-message", _message_evidence(message, message_term)
+    found, skip = _screen(found, f, card_ok=card_ok)
+    if skip:
+        return None
     if found is not None:
         if _numeric_setting(f, found):
             return None
@@ -558,18 +608,9 @@ def _classify(
         if found.reason is Reason.SECRET_FIELD and (_benign_sense(f) or benign_form):
             return None
         return found, found.detail, _named_evidence(f, found, lex)
-    if pasted is not None and _free_text_box(
-        f, frozenset({pasted.name, pasted.parent or pasted.name})
-    ):
-        # "Paste your ~/.aws/credentials here" and a box titled "Profile block": a free-text box
-        # that names nothing else is where the message's file or key goes
-        return pasted, pasted.detail + "-message", _evidence(pasted, "message-ask+text-box")
-    if _credential_file_field(f):
-        cred = lex.category("credential_file")
-        return cred, cred.detail, _evidence(cred, "credential-file-name")
-    if _described_password(f):
-        password = lex.category("password")
-        return password, password.detail, _evidence(password, "secret-word+login-word")
+    described = _described(f, lex, pasted)
+    if described is not None:
+        return described
     delivery = False
     if message is None and channel and f.opaque and (numeric or _code_sized(f.spec)):
         message = lex.category("otp")  # "Enter what the SMS says" and a bare number field

@@ -996,3 +996,34 @@ def test_a_price_in_the_message_makes_a_number_and_a_code_card_fields() -> None:
     }
     assert _form_reasons(props, "Ársáskrift: greiddu 9.900 kr. með korti.") == ["payment-field"]
     assert _form_reasons(props, "Skráning félaga, útgáfa 2.4") == []
+
+
+def test_an_expiry_date_is_a_cards_only_in_a_card_context() -> None:
+    props = {
+        "e": {"type": "string", "title": "Fecha de caducidad", "description": "Vacío = 90 días"}
+    }
+    assert _form_reasons(props, "Generar una clave de API") == []
+    assert _form_reasons(props, "Pague con su tarjeta de crédito") == ["payment-field"]
+
+
+def test_an_email_field_is_an_address_whatever_its_key_says() -> None:
+    props = {
+        "forgotPasswordEmail": {
+            "type": "string",
+            "title": "Adres e-mail",
+            "format": "email",
+            "description": "Wyślemy link do zresetowania hasła.",
+        }
+    }
+    assert _form_reasons(props, "Nie pamiętasz hasła?") == []
+
+
+def test_a_secret_field_described_by_a_mount_path_example_is_a_path() -> None:
+    props = {
+        "p": {
+            "type": "string",
+            "title": "Monteringssti for secret",
+            "description": "F.eks. /etc/creds",
+        }
+    }
+    assert _form_reasons(props, "Hemmeligheder i poden") == []
