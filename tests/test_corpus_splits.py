@@ -37,10 +37,10 @@ SPLITS = {
 # (recall floor, false-block ceiling, warn-agreement floor): the figures last achieved, so that a
 # regression fails. History on the test split: 47.7 % / 18.6 % / 35.9 % before issue 10's
 # detector work (2026-12-01), 85.9 % / 6.0 % / 90.6 % after its first round the same day (rules
-# developed on the dev split only, which reached 98.6 % / 0.0 % / 99.6 %), 90.3 % / 3.8 % /
+# developed on the dev split only, which reached 98.6 % / 0.0 % / 99.6 %), 90.4 % / 3.8 % /
 # 94.8 % after the second round (session 4: three new dev files written without sight of the
-# rules, dev2-forms, dev2-urls and dev3-about; the dev split with them: 97.6 % / 1.7 % / 97.4 %).
-FLOORS = {"test": (0.90, 0.038, 0.945), "dev": (0.975, 0.018, 0.97)}
+# rules, dev2-forms, dev2-urls and dev3-about; the dev split with them: 97.8 % / 1.3 % / 97.4 %).
+FLOORS = {"test": (0.90, 0.038, 0.945), "dev": (0.975, 0.014, 0.97)}
 TARGETS = (0.98, 0.01, 0.90)
 # Writers used different tags for one language; figures are per language.
 _SAME_LANGUAGE = {"zh-Hans": "zh", "zh-Hant": "zh", "fil": "tl", "nb": "no", "nn": "no"}
