@@ -124,7 +124,21 @@ def _affixing_script(term: str) -> bool:
 _AFFIX_STEM_MIN = 4  # shorter terms only as whole words: too many words contain them
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _prepared(term: str) -> tuple[tuple[str, ...], str, str, bool, bool]:
+    """A data term's words, joined and spaced, whether its script is written without spaces,
+    and whether it is also a stem (an affixing script). Cached like ``_norm``."""
+    toks = _norm(term)
+    joined = "".join(toks)
+    no_space = bool(toks) and _no_space_script(term)
+    affix = len(joined) >= _AFFIX_STEM_MIN and _affixing_script(term)
+    return toks, joined, " ".join(toks), no_space, affix
+
+
+@functools.lru_cache(maxsize=1 << 16)
 def _norm(term: str) -> tuple[str, ...]:
+    """A data term's words. Cached: the same term is listed under several bags and languages
+    (80,000 additions of 23,500 distinct terms when the lexicon is built)."""
     return tuple(words(term))
 
 
@@ -307,22 +321,22 @@ class _Index:
     prefixes: frozenset[str] = frozenset()
 
     def add_term(self, key: _Key, term: str, lang: str | None = None) -> None:
-        toks = _norm(term)
+        toks, joined, spaced, no_space, affix_stem = _prepared(term)
         if not toks:
             return
-        if _no_space_script(term):
-            self.stems.setdefault(key, set()).add(" ".join(toks))
-            self._origin(key, True, " ".join(toks), term, lang)
+        if no_space:
+            self.stems.setdefault(key, set()).add(spaced)
+            self._origin(key, True, spaced, term, lang)
             return
-        self.singles.setdefault("".join(toks), set()).add(key)
-        self._origin(key, False, "".join(toks), term, lang)
+        self.singles.setdefault(joined, set()).add(key)
+        self._origin(key, False, joined, term, lang)
         if 1 < len(toks) <= _MAX_PHRASE:
             self.phrases.setdefault((toks[0], toks[1]), []).append((toks, key))
-        if len("".join(toks)) >= _AFFIX_STEM_MIN and _affixing_script(term):
+        if affix_stem:
             # "নিরাপত্তা প্রশ্ন" matches "নিরাপত্তা প্রশ্নের"; each word may carry an ending,
             # so a phrase matches with the last word's ending (the stem is the phrase itself)
-            self.stems.setdefault(key, set()).add(" ".join(toks))
-            self._origin(key, True, " ".join(toks), term, lang)
+            self.stems.setdefault(key, set()).add(spaced)
+            self._origin(key, True, spaced, term, lang)
 
     def add_stem(self, key: _Key, stem: str, lang: str | None = None) -> None:
         toks = _norm(stem)
