@@ -32,7 +32,7 @@ ALLOCATOR_ENV = "PYTHONMALLOC"
 SYSTEM_ALLOCATOR = "malloc"
 # A trim is worth it when this many connections closed since the peak it was measured against.
 TRIM_MIN_DROP = 64
-TRIM_INTERVAL = 10.0  # seconds between checks
+TRIM_INTERVAL = 5.0  # seconds between checks
 
 
 @functools.cache
