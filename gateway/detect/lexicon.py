@@ -19,10 +19,13 @@ allow terms) are cached.
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
 import re
+import sys
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -140,8 +143,35 @@ def _prepared(term: str) -> tuple[tuple[str, ...], str, str, bool, bool]:
 @functools.lru_cache(maxsize=1 << 16)
 def _norm(term: str) -> tuple[str, ...]:
     """A data term's words. Cached: the same term is listed under several bags and languages
-    (80,000 additions of 23,500 distinct terms when the lexicon is built)."""
-    return tuple(words(term))
+    (80,000 additions of 23,500 distinct terms when the lexicon is built); read from the
+    compiled data when that was made by this very normaliser (start-up time)."""
+    known = _compiled_words() if _RECORDING is None else {}  # compiling: every term afresh
+    toks = known.get(term)
+    if toks is not None:
+        return tuple(toks)
+    out = tuple(words(term))
+    if _RECORDING is not None:
+        _RECORDING[term] = list(out)
+    return out
+
+
+_RECORDING: dict[str, list[str]] | None = None  # compile_data() collects every term's words
+
+
+def _normaliser_fingerprint() -> str:
+    """What a term's words depend on: normalize.py itself, Unicode's data and Python's version."""
+    source = resources.files("gateway").joinpath("detect/normalize.py").read_bytes()
+    tag = f"{unicodedata.unidata_version}|{sys.version_info[0]}.{sys.version_info[1]}".encode()
+    return hashlib.sha256(source + b"\0" + tag).hexdigest()
+
+
+@functools.cache
+def _compiled_words() -> Mapping[str, list[str]]:
+    entry = _compiled().get(_WORDS_ENTRY)
+    if not isinstance(entry, dict) or entry.get("sha256") != _normaliser_fingerprint():
+        return {}
+    data = entry.get("data")
+    return data if isinstance(data, dict) else {}
 
 
 # A key names one bag of terms: (category or pseudo-category name, kind).
@@ -456,14 +486,21 @@ class Lexicon:
         }
         index = _Index()
         categories = []
+        # A shared negative set ("about": thousands of words) is indexed once, under its own
+        # key; a hit on it negates every category that lists it.
+        for set_name, (terms, stems) in shared.items():
+            index.fill((f"@negative:{set_name}", _NEGATIVE), terms, stems)
+        self._negated_by: dict[str, tuple[_Key, ...]] = {}
         for name, spec in _with_concepts(data).items():
             categories.append(_category(name, spec))
             index.fill((name, _STRONG), spec.get("terms", ()), spec.get("stems", ()))
             index.fill((name, _GATED), spec.get("gated_terms", ()), spec.get("gated_stems", ()))
             neg = spec.get("negative") or {}
             index.fill((name, _NEGATIVE), neg.get("terms", ()), neg.get("stems", ()))
-            for set_name in spec.get("negative_sets") or ():
-                index.fill((name, _NEGATIVE), *shared[set_name])
+            self._negated_by[name] = (
+                (name, _NEGATIVE),
+                *((f"@negative:{n}", _NEGATIVE) for n in spec.get("negative_sets") or ()),
+            )
             index.fill((name, _STRONG), (extra or {}).get(name, ()), ())
         ctx = data["card_context"]
         index.fill(_CARD_CONTEXT, ctx.get("terms", ()), ctx.get("stems", ()))
@@ -548,8 +585,9 @@ class Lexicon:
         negated: set[str] = set()
         terms: list[tuple[str, Term]] = []
         named = False  # some category's own term is present (negated or not)
+        negated_by = self._negated_by
         for cat in self.categories:
-            if (cat.name, _NEGATIVE) in found:
+            if any(k in found for k in negated_by[cat.name]):
                 negated.add(cat.name)
                 named = named or (cat.name, _STRONG) in found or (cat.name, _GATED) in found
                 continue
@@ -707,29 +745,51 @@ def data_files() -> list[str]:
     return ["lexicon.yaml", "concepts.yaml", *(f"concepts/{n}" for n in more)]
 
 
+_WORDS_ENTRY = "(words of every term)"
+
+
 def compile_data() -> str:
-    """The compiled twin of every data file (JSON text): ``make lexicon`` writes it to
-    gateway/data/compiled/lexicon-data.json; a test checks it is current."""
-    out = {}
+    """The compiled twin of every data file (JSON text), and the words of every term as this
+    normaliser makes them: ``make lexicon`` writes it to gateway/data/compiled/lexicon-data.json;
+    a test checks it is current."""
+    global _RECORDING  # noqa: PLW0603 - only while compiling
+    out: dict[str, Any] = {}
     for name in data_files():
         raw = resources.files("gateway").joinpath(f"data/{name}").read_bytes()
         out[name] = {
             "sha256": hashlib.sha256(raw).hexdigest(),
             "data": _parse_yaml(raw.decode("utf-8")),
         }
+    recorded: dict[str, list[str]] = {}
+    _RECORDING = recorded
+    _norm.cache_clear()
+    _compiled_words.cache_clear()
+    try:
+        Lexicon(_build_data(out))
+    finally:
+        _RECORDING = None
+        _norm.cache_clear()
+    out[_WORDS_ENTRY] = {"sha256": _normaliser_fingerprint(), "data": recorded}
     return json.dumps(out, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 @functools.cache
 def _data() -> Mapping[str, Any]:
-    data = _load_yaml("lexicon.yaml")
+    return _build_data({name: {"data": _load_yaml(name)} for name in data_files()})
+
+
+def _build_data(files: Mapping[str, Any]) -> dict[str, Any]:
+    """lexicon.yaml with concepts.yaml and the language-group files merged in (``files``: the
+    loaded data of each, by name, as ``{"data": …}``)."""
+    data = copy.deepcopy(files["lexicon.yaml"]["data"])
     if not isinstance(data, dict) or "categories" not in data:
         raise ValueError("lexicon.yaml: missing 'categories'")
-    concepts = _load_yaml("concepts.yaml")
+    concepts = copy.deepcopy(files["concepts.yaml"]["data"])
     if isinstance(concepts, dict):
         data["concepts"] = concepts.get("concepts") or {}
         data["abbreviations"] = concepts.get("abbreviations") or {}
-        for name, more in _more_concepts():
+        for name in data_files()[2:]:
+            more = files[name]["data"]  # only read
             _merge_terms(data["concepts"], more, name)
             _merge_contexts(data, more, name)
     return data
