@@ -763,12 +763,13 @@ def compile_data() -> str:
     recorded: dict[str, list[str]] = {}
     _RECORDING = recorded
     _norm.cache_clear()
-    _compiled_words.cache_clear()
+    _prepared.cache_clear()
     try:
         Lexicon(_build_data(out))
     finally:
         _RECORDING = None
         _norm.cache_clear()
+        _prepared.cache_clear()
     out[_WORDS_ENTRY] = {"sha256": _normaliser_fingerprint(), "data": recorded}
     return json.dumps(out, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
 
