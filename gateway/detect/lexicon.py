@@ -184,18 +184,21 @@ _Entry = str | tuple[str, str | None]
 _CARD_CONTEXT: _Key = ("@card_context", _STRONG)
 _ALLOW: _Key = ("@allow", _STRONG)
 _CODE_WORD: _Key = ("@code_word", _STRONG)
-_POSTAL: _Key = ("@postal_context", _STRONG)
-_SETTING: _Key = ("@setting_context", _STRONG)
-_CHANNEL: _Key = ("@channel_context", _STRONG)
-_BENIGN: _Key = ("@benign_sense", _STRONG)
-_PHONE: _Key = ("@phone_context", _STRONG)
-_ASK: _Key = ("@ask_context", _STRONG)
-_QUESTION: _Key = ("@question_words", _STRONG)
-_SECRET_WORD: _Key = ("@secret_words", _STRONG)
-_LOGIN_WORD: _Key = ("@login_words", _STRONG)
-_WORD_WORD: _Key = ("@word_words", _STRONG)
-_WHEN: _Key = ("@when_words", _STRONG)
-_DENIAL: _Key = ("@denial_words", _STRONG)
+# lexicon.yaml's signal bags and the Hits flag each one sets (its key: "@" + the bag's name).
+_SIGNALS: tuple[tuple[str, str], ...] = (
+    ("postal_context", "postal"),
+    ("setting_context", "setting"),
+    ("channel_context", "channel"),
+    ("benign_sense", "benign"),
+    ("phone_context", "phone"),
+    ("ask_context", "ask"),
+    ("question_words", "question"),
+    ("secret_words", "secret_word"),
+    ("login_words", "login_word"),
+    ("word_words", "word_word"),
+    ("when_words", "when"),
+    ("denial_words", "denial"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -514,22 +517,9 @@ class Lexicon:
         )
         index.fill(_ALLOW, allow, ())
         index.fill(_CODE_WORD, data["code_words"], ())
-        for key, bag in (
-            (_POSTAL, "postal_context"),
-            (_SETTING, "setting_context"),
-            (_CHANNEL, "channel_context"),
-            (_BENIGN, "benign_sense"),
-            (_PHONE, "phone_context"),
-            (_ASK, "ask_context"),
-            (_QUESTION, "question_words"),
-            (_SECRET_WORD, "secret_words"),
-            (_LOGIN_WORD, "login_words"),
-            (_WORD_WORD, "word_words"),
-            (_WHEN, "when_words"),
-            (_DENIAL, "denial_words"),
-        ):
+        for bag, _ in _SIGNALS:
             ctx_spec = data.get(bag) or {}
-            index.fill(key, ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
+            index.fill((f"@{bag}", _STRONG), ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
         index.compile()
         self._index = index
         self.categories: tuple[Category, ...] = tuple(categories)
@@ -611,20 +601,9 @@ class Lexicon:
             generic=all(t in self._generic or t.isdigit() for t in unit.words),
             code_word=_CODE_WORD in found,
             negated=frozenset(negated),
-            postal=_POSTAL in found,
-            setting=_SETTING in found,
-            channel=_CHANNEL in found,
-            benign=_BENIGN in found,
             payment_words=_CARD_CONTEXT in found,
-            phone=_PHONE in found,
-            ask=_ASK in found,
-            question=_QUESTION in found,
-            secret_word=_SECRET_WORD in found,
-            login_word=_LOGIN_WORD in found,
-            word_word=_WORD_WORD in found,
-            when=_WHEN in found,
-            denial=_DENIAL in found,
             terms=tuple(terms),
+            **{flag: (f"@{bag}", _STRONG) in found for bag, flag in _SIGNALS},
         )
 
 
@@ -844,21 +823,7 @@ def _merge_terms(concepts: dict[str, Any], more: Any, name: str) -> None:
 
 # lexicon.yaml's signal bags that language-group files may add to (terms and stems per
 # language); code_words and generic_fields are plain lists there.
-CONTEXT_BAGS = (
-    "card_context",
-    "postal_context",
-    "setting_context",
-    "channel_context",
-    "benign_sense",
-    "phone_context",
-    "ask_context",
-    "question_words",
-    "secret_words",
-    "login_words",
-    "word_words",
-    "when_words",
-    "denial_words",
-)
+CONTEXT_BAGS = ("card_context", *(bag for bag, _ in _SIGNALS))
 WORD_LISTS = ("code_words", "generic_fields")
 
 
