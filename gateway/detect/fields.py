@@ -24,8 +24,9 @@ on odd shapes: anything that is not the expected type is skipped.
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -375,23 +376,24 @@ def _names(f: _Field, *, card_ok: bool) -> set[str]:
     if desc is not None and desc.denial and desc is not label:
         # "Password hint" described as "not the password itself": the description says it
         names -= _DENIABLE
-    description = f.spec.get("description")
-    path_example = isinstance(description, str) and _PATH_EXAMPLE.search(description) is not None
-    if (
-        f.title_hits is not None
-        and desc is not None
-        and desc is not label
-        and (desc.negated or path_example)
-    ):
+    title = f.title_hits
+    if title is not None and title.strong and desc is not None and desc is not label:
         # "Existing secret" explained as "only the name of the Kubernetes secret" (or "e.g.
         # /etc/creds", a mount path): a title that names a category only by a bare word
         # ("secret", "token", "key") yields to a description that says what it is about
-        denied = f.title_hits.strong if path_example else desc.negated & f.title_hits.strong
-        for category in denied:
-            term = f.title_hits.term(category)
-            if term is not None and term.text.casefold() in _BARE_WORDS:
-                names.discard(category)
+        bare = {c for c in title.strong if _bare_term(title, c)}
+        if bare:
+            description = f.spec.get("description")
+            if isinstance(description, str) and _PATH_EXAMPLE.search(description) is not None:
+                names -= bare
+            else:
+                names -= bare & desc.negated
     return names
+
+
+def _bare_term(hits: Hits, category: str) -> bool:
+    term = hits.term(category)
+    return term is not None and term.text.casefold() in _BARE_WORDS
 
 
 _BARE_WORDS = frozenset({"secret", "secrets", "token", "tokens", "key", "keys"})
@@ -891,12 +893,21 @@ def _message_hits(
     return whole, category, source
 
 
+# Characters that are, or NFKC-fold to, decimal digits (superscripts, fractions, circled and
+# squared numbers): a message without any holds no phrase length.
+_DIGIT_LIKE = re.compile(
+    "[\\d\u00b2\u00b3\u00b9\u00bc-\u00be\u2070\u2074-\u2079\u2080-\u2089\u2150-\u215f"
+    "\u2189\u2460-\u249b\u24ea\u3251-\u325f\u32b1-\u32cb\u3358-\u3370\u3378\u3379"
+    "\u339f-\u33a6\u33a8\u33af\u33e0-\u33fe\U0001f100-\U0001f10a]"
+)
 _PHRASE_LENGTHS = frozenset({"12", "15", "18", "20", "21", "24", "25", "33"})
 
 
 def _counts_phrase_words(message: str, lex: Lexicon) -> bool:
     """The message counts words the way a recovery phrase is counted ("12 words", "24 słowa",
     "12 речи", "12 perkataan"): a phrase length right before or after the word for "word"."""
+    if _DIGIT_LIKE.search(message[:2048]) is None:
+        return False  # no digit, in any form NFKC folds to one: no count to find
     toks = words(message[:2048])
     for i, tok in enumerate(toks):
         if tok in _PHRASE_LENGTHS:
@@ -937,10 +948,12 @@ def _field_findings(
     n_entries = sum(f.value_entry for f in fields)
     card_shapes = _card_shapes(
         fields,
-        msg_hits.card_context
-        or msg_hits.payment_words
-        or n_cardish > 0
-        or (message is not None and _PRICE.search(message[:2048]) is not None),
+        lambda: bool(
+            msg_hits.card_context
+            or msg_hits.payment_words
+            or n_cardish > 0
+            or (message is not None and _PRICE.search(message[:2048]) is not None)
+        ),
     )
     postal = msg_hits.postal or any(f.postal for f in fields)
     kinds = [None if f.value_entry else _kind_of_choices(_choices(f.spec) or []) for f in fields]
@@ -1076,9 +1089,9 @@ def _card_shape(spec: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _card_shapes(fields: list[_Field], payment_words: bool) -> dict[int, str]:
+def _card_shapes(fields: list[_Field], payment_words: Callable[[], bool]) -> dict[int, str]:
     """Fields that make a card form by their shapes alone: an MM/YY expiry, a code and a number;
-    or two of them when payment words are present."""
+    or two of them when payment words are present (asked only then)."""
     shapes = {
         i: shape
         for i, f in enumerate(fields)
@@ -1087,8 +1100,8 @@ def _card_shapes(fields: list[_Field], payment_words: bool) -> dict[int, str]:
     kinds = set(shapes.values())
     if len(kinds) == 3:
         return shapes
-    if payment_words and (kinds == {"card_number", "card_cvc"} or "card_expiry" in kinds):
-        return shapes if len(kinds) == 2 else {}
+    if len(kinds) == 2 and (kinds == {"card_number", "card_cvc"} or "card_expiry" in kinds):
+        return shapes if payment_words() else {}
     return {}
 
 
