@@ -19,6 +19,7 @@ allow terms) are cached.
 
 from __future__ import annotations
 
+import bisect
 import copy
 import functools
 import hashlib
@@ -37,7 +38,7 @@ import yaml
 from gateway.detect.config import FormConfig
 from gateway.detect.findings import Reason, Severity
 from gateway.detect.normalize import squash, words
-from gateway.detect.substrings import Substrings
+from gateway.detect.substrings import AnyOf, Substrings
 
 __all__ = ["Category", "Hits", "Lexicon", "Term", "base_lexicon", "lexicon_for"]
 
@@ -346,14 +347,14 @@ class _Index:
     # Filled by compile(): every stem with its bags, and every term and stem squashed (spaces
     # removed) for the pre-check; Aho-Corasick sets (see gateway/detect/substrings.py).
     stem_set: Substrings[_Key] = field(default_factory=lambda: Substrings(()))
-    any_term: Substrings[bool] = field(default_factory=lambda: Substrings(()))
+    any_term: AnyOf = field(default_factory=lambda: AnyOf(()))
     # Where each folded form of a bag came from (the data's own text and language), built with
     # the index so that explaining a hit is one look-up.
     # (text, language); a Term is made only when a hit is explained.
     origins: dict[tuple[_Key, bool, str], tuple[str, str | None]] = field(default_factory=dict)
-    # Every proper prefix of a single term: two or three adjacent tokens can only join into a
-    # term when the first one (two) already spell the start of one.
-    prefixes: frozenset[str] = frozenset()
+    # Every single term, sorted: two or three adjacent tokens can only join into a term when the
+    # first one (two) already spell the start of one (``_starts_a_term``).
+    sorted_singles: tuple[str, ...] = ()
 
     def add_term(self, key: _Key, term: str, lang: str | None = None) -> None:
         toks, joined, spaced, no_space, affix_stem = _prepared(term)
@@ -412,8 +413,17 @@ class _Index:
             if key[1] != _NEGATIVE
             for s in stems
         }
-        self.any_term = Substrings((t, True) for t in squashed if t)
-        self.prefixes = frozenset(t[:i] for t in self.singles for i in range(1, len(t)))
+        self.any_term = AnyOf(squashed)
+        self.sorted_singles = tuple(sorted(self.singles))
+
+    def starts_a_term(self, text: str) -> bool:
+        """Whether ``text`` is a proper prefix of some single term (a sorted search: terms
+        that start with ``text`` sort right after it)."""
+        terms = self.sorted_singles
+        i = bisect.bisect_left(terms, text)
+        if i < len(terms) and terms[i] == text:
+            i += 1
+        return i < len(terms) and terms[i].startswith(text)
 
     def might_hit(self, text: str) -> bool:
         """Cheap, conservative pre-check for long texts (no false negatives): every way a term can
@@ -428,7 +438,7 @@ class _Index:
     def hits(self, unit: _Unit) -> dict[_Key, _Match]:
         """Every bag ``unit`` hits, with the first folded form that hit it."""
         out: dict[_Key, _Match] = {}
-        singles, prefixes = self.singles, self.prefixes
+        singles, starts = self.singles, self.starts_a_term
         toks = unit.tokens
         # Each token, and adjacent pairs and triples joined ("pass word", "2 f a"), looked up as
         # terms; a join is only built when its start is a prefix of some term.
@@ -439,14 +449,14 @@ class _Index:
                 for key in keys:
                     if key not in out:
                         out[key] = (False, tok)
-            if i + 1 < n and tok in prefixes:
+            if i + 1 < n and starts(tok):
                 pair = tok + toks[i + 1]
                 keys = singles.get(pair)
                 if keys:
                     for key in keys:
                         if key not in out:
                             out[key] = (False, pair)
-                if i + 2 < n and pair in prefixes:
+                if i + 2 < n and starts(pair):
                     triple = pair + toks[i + 2]
                     keys = singles.get(triple)
                     if keys:

@@ -60,3 +60,28 @@ class Substrings(Generic[Owner]):
                 if have is None or (start, -length) < (have[0], -have[1]):
                     best[owner] = (start, length, found)
         return {owner: found for owner, (_, _, found) in best.items()}
+
+
+class AnyOf:
+    """Fixed strings with no owners, only asked whether any occurs: the automaton stores
+    lengths alone (no value per string), which halves its build time."""
+
+    def __init__(self, strings: Iterable[str]) -> None:
+        self._automaton = ahocorasick.Automaton(ahocorasick.STORE_LENGTH)
+        for text in strings:
+            if text:
+                self._automaton.add_word(text)
+        self._empty = len(self._automaton) == 0
+        if not self._empty:
+            self._automaton.make_automaton()
+
+    def __len__(self) -> int:
+        return len(self._automaton)
+
+    def occurs_in(self, text: str) -> bool:
+        """Whether any of the strings occurs in ``text``."""
+        if self._empty:
+            return False
+        for _ in self._automaton.iter(text):
+            return True
+        return False
