@@ -428,6 +428,9 @@ def _delivered_code(f: _Field) -> bool:
     hits = [h for h in (f.title_hits, f.desc_hits) if h is not None]
     if not any(h.channel for h in hits) or any(h.phone or h.allowed for h in f.hits):
         return False
+    if not (any(h.code_word for h in f.hits) or _is_numeric(f.spec) or _code_sized(f.spec)):
+        # "Your message" (پیام, ข้อความ: also "text message"): what was delivered is a code
+        return False
     return not _is_identity(f) and not any("otp" in h.negated for h in hits)
 
 
@@ -509,7 +512,14 @@ def _described(
 
 
 def _screen(found: Category | None, f: _Field, *, card_ok: bool) -> tuple[Category | None, bool]:
-    """The named category after two checks, and whether the field asks for nothing at all."""
+    """The named category after three checks, and whether the field asks for nothing at all."""
+    if (
+        found is not None
+        and found.name not in ("card_expiry", "kba")
+        and found.reason in (Reason.SECRET_FIELD, Reason.OTP_FIELD, Reason.PAYMENT_FIELD)
+        and f.spec.get("format") in ("date", "date-time", "time")
+    ):
+        return None, True  # "Date you last changed your password": a date holds no secret
     if found is not None and found.name == "card_expiry" and not (card_ok or f.cardish):
         found = None  # an expiry date is a card's only in a card context (an API key's expiry)
     if (
@@ -956,6 +966,9 @@ def _field_findings(
         ),
     )
     postal = msg_hits.postal or any(f.postal for f in fields)
+    # Fields that are themselves a postal code ("Postal code", "کد پستی"): next to one of them a
+    # PIN field is not India's postal "PIN code" but a PIN.
+    postcodes = [f for f in fields if f.postal and any(h.code_word for h in f.name_hits)]
     kinds = [None if f.value_entry else _kind_of_choices(_choices(f.spec) or []) for f in fields]
     kind_counts = {k: kinds.count(k) for k in set(kinds) if k is not None}
     out: list[Finding] = []
@@ -991,7 +1004,7 @@ def _field_findings(
             lex,
             card_ok=card_ok,
             message=msg_category,
-            postal=postal,
+            postal=f.postal or (postal and not any(g is not f for g in postcodes)),
             channel=msg_hits.channel
             or (
                 # "type the six digits shown": a code asked for by number of digits, in a form

@@ -1027,3 +1027,41 @@ def test_a_secret_field_described_by_a_mount_path_example_is_a_path() -> None:
         }
     }
     assert _form_reasons(props, "Hemmeligheder i poden") == []
+
+
+def test_a_date_field_holds_no_secret_whatever_its_title_names() -> None:
+    title = {
+        "type": "string",
+        "title": "最後にパスワードを変更した日",
+    }  # the day you last changed it
+    assert _form_reasons({"d": {**title, "format": "date"}}, "アカウントの確認") == []
+    assert _form_reasons({"d": {**title, "format": "date-time"}}, "アカウントの確認") == []
+    # the same title without a date format is still a password field
+    assert _form_reasons({"d": {"type": "string", "title": "Your password"}}) == ["secret-field"]
+    # a card's expiry may be a date, in a card context
+    expiry = {"e": {"type": "string", "title": "Card expiry", "format": "date"}}
+    assert _form_reasons(expiry, "Pay with your credit card") == ["payment-field"]
+
+
+def test_free_text_under_a_delivery_word_is_a_message_not_a_delivered_code() -> None:
+    # پیام / ข้อความ mean both "message" and "text message": a box for "your message" is free text
+    reply = "برای ما بنویسید، ظرف دو روز کاری پاسخ می‌دهیم."
+    assert _form_reasons({"m": {"type": "string", "title": "پیام شما"}}, reply) == []
+    thai = "ส่งข้อความถึงเรา เราจะตอบภายในสองวันทำการ"
+    assert _form_reasons({"v": {"type": "string", "title": "ข้อความของคุณ"}}, thai) == []
+    # what was texted, sized like a code, is still a one-time code
+    texted = {"type": "string", "title": "The number we just texted you", "maxLength": 6}
+    assert _form_reasons({"n": texted}, "Almost done") == ["otp-field"]
+
+
+def test_a_pin_next_to_a_postal_code_field_is_not_the_postal_pin() -> None:
+    address = {
+        "city": {"type": "string", "title": "City"},
+        "addr": {"type": "string", "title": "Address"},
+    }
+    pin = {"p": {"type": "string", "title": "PIN"}}
+    # India's postal "PIN" in an address form
+    assert _form_reasons({**address, **pin}, "Delivery address") == []
+    # next to a postal code field, a PIN is a PIN
+    postcode = {"zip": {"type": "string", "title": "Postal code"}}
+    assert _form_reasons({**address, **postcode, **pin}, "Delivery address") == ["secret-field"]
