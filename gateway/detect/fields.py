@@ -532,6 +532,19 @@ def _screen(found: Category | None, f: _Field, *, card_ok: bool) -> tuple[Catego
     return found, False
 
 
+def _names_nothing(f: _Field) -> bool:
+    """The field's own text names no category, identity, phone, setting or everyday sense: the
+    only field of a form whose message asks for a secret is where the secret goes ("Type the
+    password to unlock it" and a field titled "Unlock")."""
+    return not (
+        any(
+            h.named or h.negated or h.allowed or h.phone or h.setting or h.benign or h.denial
+            for h in f.hits
+        )
+        or _is_identity(f)
+    )
+
+
 def _title_names_any(f: _Field) -> bool:
     return f.title_hits is not None and bool(f.title_hits.strong or f.title_hits.gated)
 
@@ -578,6 +591,7 @@ def _classify(
     benign_form: bool = False,
     message_term: _Named | None = None,
     pasted: Category | None = None,
+    sole: bool = False,
 ) -> tuple[Category, str, Evidence] | None:
     """The category of one value-entry field, a value-free detail label and the evidence.
     ``pasted``: what the message asks to paste as a block of text (a credential file, a key)."""
@@ -627,7 +641,7 @@ def _classify(
     if message is None and channel and f.opaque and (numeric or _code_sized(f.spec)):
         message = lex.category("otp")  # "Enter what the SMS says" and a bare number field
         delivery = True
-    if message is not None and (f.generic or f.opaque):
+    if message is not None and (f.generic or f.opaque or (sole and _names_nothing(f))):
         if postal and message.name == "pin":
             return None
         if _numeric_setting(f, message):
@@ -970,6 +984,11 @@ def _field_findings(
     # PIN field is not India's postal "PIN code" but a PIN.
     postcodes = [f for f in fields if f.postal and any(h.code_word for h in f.name_hits)]
     kinds = [None if f.value_entry else _kind_of_choices(_choices(f.spec) or []) for f in fields]
+    # Some field names what the message asks about ("choose how the 口令 are played"): the ask is
+    # about that field, not about the form's only text box.
+    named_elsewhere = msg_category is not None and any(
+        msg_category.name in h.strong | h.gated | h.negated for f in fields for h in f.hits
+    )
     kind_counts = {k: kinds.count(k) for k in set(kinds) if k is not None}
     out: list[Finding] = []
     for i, f in enumerate(fields):
@@ -1017,6 +1036,12 @@ def _field_findings(
             benign_form=msg_hits.benign and msg_category is None,
             message_term=msg_term,
             pasted=pasted,
+            # the message asks ("type", "введите", "?") for a secret that is not card data
+            sole=n_entries == 1
+            and msg_hits.ask
+            and not named_elsewhere
+            and msg_category is not None
+            and msg_category.reason is not Reason.PAYMENT_FIELD,
         )
         if result is None and i in numbered:
             phrase = lex.category("recovery_phrase")
@@ -1142,6 +1167,15 @@ def _classify_choice(
         return category, f"{kind}-choices", _evidence(category, f"{signal}:{kind}")
     names = _names(f, card_ok=card_ok)
     found = _pick(lex, names)
+    if (
+        found is None
+        and message is not None
+        and message.name == "kba"
+        and _types(f.spec) != {"boolean"}
+        and not _choices_are_questions(f, lex)
+    ):
+        # "Security question: what was your first car?" and the answers to pick from
+        return message, message.detail + "-message", _evidence(message, "message-ask+choices")
     if found is None:
         return None
     if found.name == "kba" and _choices_are_questions(f, lex):

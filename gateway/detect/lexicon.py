@@ -23,6 +23,7 @@ import bisect
 import copy
 import functools
 import hashlib
+import itertools
 import json
 import re
 import sys
@@ -435,9 +436,20 @@ class _Index:
             view += "|" + squash(deleeted)
         return self.any_term.occurs_in(view)
 
-    def hits(self, unit: _Unit) -> dict[_Key, _Match]:
-        """Every bag ``unit`` hits, with the first folded form that hit it."""
+    def hits(self, unit: _Unit) -> tuple[dict[_Key, _Match], dict[_Key, list[int]]]:
+        """Every bag ``unit`` hits, with the first folded form that hit it, and the token
+        positions of all its hits (to tell whether a negative stands next to a positive)."""
         out: dict[_Key, _Match] = {}
+        where: dict[_Key, list[int]] = {}
+
+        def note(keys: Iterable[_Key], match: _Match, at: int, *, joined: bool = False) -> None:
+            for key in keys:
+                if joined and key[1] == _NEGATIVE:
+                    continue  # "PIN to" joined is not the negative "pinto"
+                if key not in out:
+                    out[key] = match
+                where.setdefault(key, []).append(at)
+
         singles, starts = self.singles, self.starts_a_term
         toks = unit.tokens
         # Each token, and adjacent pairs and triples joined ("pass word", "2 f a"), looked up as
@@ -446,41 +458,59 @@ class _Index:
         for i, tok in enumerate(toks):
             keys = singles.get(tok)
             if keys:
-                for key in keys:
-                    if key not in out:
-                        out[key] = (False, tok)
+                note(keys, (False, tok), i)
             if i + 1 < n and starts(tok):
                 pair = tok + toks[i + 1]
                 keys = singles.get(pair)
                 if keys:
-                    for key in keys:
-                        if key not in out:
-                            out[key] = (False, pair)
+                    note(keys, (False, pair), i, joined=True)
                 if i + 2 < n and starts(pair):
                     triple = pair + toks[i + 2]
                     keys = singles.get(triple)
                     if keys:
-                        for key in keys:
-                            if key not in out:
-                                out[key] = (False, triple)
+                        note(keys, (False, triple), i, joined=True)
         phrases = self.phrases
         for i in range(n - 1):
             candidates = phrases.get((toks[i], toks[i + 1]))
             if candidates:
                 for phrase, key in candidates:
-                    if key not in out and tuple(toks[i : i + len(phrase)]) == phrase:
-                        out[key] = (False, "".join(phrase))
-        found = self.stem_set.first_per_owner(unit.text)
+                    if tuple(toks[i : i + len(phrase)]) == phrase:
+                        note((key,), (False, "".join(phrase)), i)
+        found = self.stem_set.occurrences(unit.text)
         if found:
+            # a stem's character offset in the spaced text -> the token it starts in
+            offsets = list(itertools.accumulate((len(t) + 1 for t in toks[:-1]), initial=0))
             for key in self.stems:  # in the order the bags were filled
-                stem = found.get(key)
-                if stem is not None and key not in out:
-                    out[key] = (True, stem)
-        return out
+                hit = found.get(key)
+                if hit is not None:
+                    stem, at = hit
+                    if key not in out:
+                        out[key] = (True, stem)
+                    where.setdefault(key, []).extend(
+                        bisect.bisect_right(offsets, a) - 1 for a in at
+                    )
+        return out, where
 
     def term(self, key: _Key, match: _Match | None) -> Term | None:
         origin = None if match is None else self.origins.get((key, *match))
         return None if origin is None or match is None else Term(*origin, stem=match[0])
+
+
+# A negative word cancels a category's term only next to it: within this many words ("password
+# settings", "length of the password", "number of backup codes"). Farther away it qualifies
+# something else ("Enter your router password so we can change the DNS settings").
+_NEGATION_REACH = 4
+
+
+def _negates(where: Mapping[_Key, list[int]], category: str, negatives: list[_Key]) -> bool:
+    """Whether the negatives present cancel ``category``: it has no term here (a negative then
+    qualifies what another text asks), or each of its terms has a negative within reach."""
+    for kind in (_STRONG, _GATED):
+        spots = where.get((category, kind))
+        if spots:
+            near = [q for k in negatives for q in where.get(k, ())]
+            return all(any(abs(p - q) <= _NEGATION_REACH for q in near) for p in spots)
+    return True
 
 
 class Lexicon:
@@ -577,7 +607,7 @@ class Lexicon:
         if not unit.words:
             return Hits(generic=True)
         index = self._index
-        found = index.hits(unit)
+        found, where = index.hits(unit)
         if _ALLOW in found:
             return Hits(allowed=True)
         strong: set[str] = set()
@@ -587,7 +617,8 @@ class Lexicon:
         named = False  # some category's own term is present (negated or not)
         negated_by = self._negated_by
         for cat in self.categories:
-            if any(k in found for k in negated_by[cat.name]):
+            negatives = [k for k in negated_by[cat.name] if k in found]
+            if negatives and _negates(where, cat.name, negatives):
                 negated.add(cat.name)
                 named = named or (cat.name, _STRONG) in found or (cat.name, _GATED) in found
                 continue

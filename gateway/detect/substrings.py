@@ -61,6 +61,22 @@ class Substrings(Generic[Owner]):
                     best[owner] = (start, length, found)
         return {owner: found for owner, (_, _, found) in best.items()}
 
+    def occurrences(self, text: str) -> dict[Owner, tuple[str, list[int]]]:
+        """For each owner with a string in ``text``: its leftmost occurrence (the longest of
+        those starting there, as :meth:`first_per_owner`), and where each occurrence starts."""
+        best: dict[Owner, tuple[int, int, str]] = {}
+        starts: dict[Owner, list[int]] = {}
+        if self._empty:
+            return {}
+        for end, (length, found, who) in self._automaton.iter(text):
+            start = end - length + 1
+            for owner in who:
+                starts.setdefault(owner, []).append(start)
+                have = best.get(owner)
+                if have is None or (start, -length) < (have[0], -have[1]):
+                    best[owner] = (start, length, found)
+        return {owner: (found, starts[owner]) for owner, (_, _, found) in best.items()}
+
 
 class AnyOf:
     """Fixed strings with no owners, only asked whether any occurs: the automaton stores

@@ -133,11 +133,13 @@ def test_pii_hints_find_what_the_finders_find_in_long_text() -> None:
 
 def _hits_reference(index: lexicon._Index, unit: lexicon._Unit) -> set[lexicon._Key]:
     toks = unit.tokens
-    grams = set(toks) | {a + b for a, b in itertools.pairwise(toks)}
-    grams |= {a + b + c for a, b, c in zip(toks, toks[1:], toks[2:], strict=False)}
+    joined = {a + b for a, b in itertools.pairwise(toks)}
+    joined |= {a + b + c for a, b, c in zip(toks, toks[1:], toks[2:], strict=False)}
     out: set[lexicon._Key] = set()
-    for gram in grams:
+    for gram in set(toks):
         out |= index.singles.get(gram, set())
+    for gram in joined:  # adjacent words joined spell positive terms only ("PIN to" != "pinto")
+        out |= {k for k in index.singles.get(gram, set()) if k[1] != lexicon._NEGATIVE}
     for i, pair in enumerate(itertools.pairwise(toks)):
         for phrase, key in index.phrases.get(pair, ()):
             if key not in out and tuple(toks[i : i + len(phrase)]) == phrase:
@@ -159,8 +161,11 @@ _TERM_PIECES = st.sampled_from(
 def test_lexicon_hits_equal_reference(pieces: list[str], sep: str) -> None:
     index = lexicon.base_lexicon()._index
     unit = lexicon._unit(sep.join(pieces))
-    found = index.hits(unit)
-    assert set(found) == _hits_reference(index, unit)
+    found, where = index.hits(unit)
+    assert set(found) == _hits_reference(index, unit) == set(where)
+    for spots in where.values():  # every hit is placed on a token of the text
+        assert spots
+        assert all(0 <= i < len(unit.tokens) for i in spots)
     for key, (stem, form) in found.items():  # the form that hit is one of the bag's own
         assert form in (unit.text if stem else unit.text.replace(" ", ""))
         if key[1] != lexicon._NEGATIVE:

@@ -1065,3 +1065,42 @@ def test_a_pin_next_to_a_postal_code_field_is_not_the_postal_pin() -> None:
     # next to a postal code field, a PIN is a PIN
     postcode = {"zip": {"type": "string", "title": "Postal code"}}
     assert _form_reasons({**address, **postcode, **pin}, "Delivery address") == ["secret-field"]
+
+
+def test_the_only_field_of_a_form_asking_for_a_secret_is_the_secret() -> None:
+    unlock = {"u": {"type": "string", "title": "Unlock"}}
+    assert _form_reasons(
+        unlock, "Your Apple ID has been locked. Type the password to unlock it."
+    ) == ["secret-field"]
+    # no ask: a message that only names the topic
+    assert (
+        _form_reasons({"p": {"type": "string", "title": "Mount path"}}, "Secret in the pod") == []
+    )
+    # a field that says what it holds (an identity, a public key) keeps its own meaning
+    email = {"e": {"type": "string", "title": "Recovery e-mail", "format": "email"}}
+    assert _form_reasons(email, "Forgot your password? Enter the address to reset it.") == []
+    pub = {"k": {"type": "string", "title": "SSH public key"}}
+    assert _form_reasons(pub, "Add your SSH key") == []
+    # card data is never inferred this way: "Card payment failed? Give us the order number"
+    order = {"o": {"type": "string", "title": "Order #"}}
+    assert _form_reasons(order, "Card payment failed? Give us the order number.") == []
+
+
+def test_answers_to_a_security_question_offered_as_choices_are_a_security_answer() -> None:
+    answers = {
+        "a1": {
+            "type": "string",
+            "title": "Answer",
+            "enum": ["Ford Fiesta", "VW Golf", "Toyota Corolla", "Honda Civic", "Other"],
+        }
+    }
+    assert _form_reasons(answers, "Security question: What was your first car?") == ["secret-field"]
+    # choosing WHICH question to use is not answering it
+    questions = {
+        "q": {
+            "type": "string",
+            "title": "Security question",
+            "enum": ["Name of your first pet", "City where you were born", "Your first school"],
+        }
+    }
+    assert _form_reasons(questions, "Choose a security question") == []

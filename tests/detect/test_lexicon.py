@@ -519,3 +519,46 @@ def test_a_data_file_changed_after_compiling_is_read_from_its_yaml(monkeypatch: 
     monkeypatch.setattr(lexicon, "_compiled", lambda: stale)
     assert "categories" in lexicon._load_yaml("lexicon.yaml")
     assert lexicon._load_yaml("lexicon.yaml")["categories"]  # the YAML's, not the stale twin
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Enter your Wi-Fi router admin password so the assistant can change the DNS settings.",
+        "Enter your GitHub personal access token (classic) to enable repository sync.",
+    ],
+)
+def test_a_negative_far_from_a_term_does_not_cancel_it(text: str) -> None:
+    hits = LEX.scan(text)
+    assert hits.strong & {"password", "api_key", "secret"}
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("Password settings", "password"),
+        ("Maximum length of the password", "password"),
+        ("Token limit", "api_key"),
+    ],
+)
+def test_a_negative_next_to_a_term_cancels_it(text: str, category: str) -> None:
+    hits = LEX.scan(text)
+    assert category not in hits.strong
+    assert category in hits.negated
+
+
+def test_adjacent_words_joined_never_spell_a_negative() -> None:
+    # "PIN to" joined is "pinto", a negative word of its own: the PIN stays a PIN
+    assert "pin" in LEX.scan("MoMo: enter your wallet PIN to receive the bonus.").strong
+
+
+def test_a_compound_with_a_benign_word_far_enough_keeps_the_secret() -> None:
+    # issue 10: "Password for the encrypted ZIP" is a password
+    assert "password" in LEX.scan("Password for the encrypted ZIP").strong
+
+
+def test_an_english_phrase_is_not_card_context_by_a_folded_foreign_term() -> None:
+    # Vietnamese "số thẻ" (card number) folds to "so the"
+    hits = LEX.scan("Change the name so the team can find it")
+    assert not hits.card_context
+    assert "card_number" not in hits.gated
