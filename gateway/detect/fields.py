@@ -532,6 +532,33 @@ def _screen(found: Category | None, f: _Field, *, card_ok: bool) -> tuple[Catego
     return found, False
 
 
+def _postal_pin(f: _Field, postal: bool, postcodes: list[_Field], msg: Hits) -> bool:
+    """Whether a PIN in field ``f`` may be India's postal "PIN code": the field says postal, or
+    the form is about an address (``postal``) with no other postal-code field ("Postal code",
+    "کد پستی": next to one, a PIN is a PIN) and no card in sight (a card's PIN is never a
+    postal code: "PIN kartice" next to "City")."""
+    if f.postal:
+        return True
+    return (
+        postal
+        and not any(g is not f for g in postcodes)
+        and not (f.cardish or msg.card_context or msg.payment_words)
+    )
+
+
+def _sole_unnamed(fields: list[_Field], msg: Hits, asked: Category | None) -> _Field | None:
+    """The form's only value-entry field that says nothing about itself (next to an e-mail, a
+    user name, a phone number, choices), when the message asks ("type", "введите", "?") for a
+    secret that is not card data and no field names it ("choose how the 口令 are played": the
+    ask is about that field): where what the message asks for goes."""
+    if asked is None or not msg.ask or asked.reason is Reason.PAYMENT_FIELD:
+        return None
+    if any(asked.name in h.strong | h.gated | h.negated for f in fields for h in f.hits):
+        return None
+    unnamed = [f for f in fields if f.value_entry and _names_nothing(f)]
+    return unnamed[0] if len(unnamed) == 1 else None
+
+
 def _names_nothing(f: _Field) -> bool:
     """The field's own text names no category, identity, phone, setting or everyday sense: the
     only field of a form whose message asks for a secret is where the secret goes ("Type the
@@ -941,6 +968,17 @@ def _counts_phrase_words(message: str, lex: Lexicon) -> bool:
     return False
 
 
+def _cardish(fields: list[_Field]) -> list[bool]:
+    """Which fields are about a card: their own words, or "Number", "Valid thru", "Code" when an
+    expiry stands next to a number or a code (a card form)."""
+    cardish = [f.cardish for f in fields]
+    expiry = [any("card_expiry" in h.gated for h in f.hits) for f in fields]
+    numberish = [any(h.gated & {"card_number", "card_cvc"} for h in f.hits) for f in fields]
+    if any(expiry) and sum(e or n for e, n in zip(expiry, numberish, strict=True)) >= 2:
+        cardish = [c or e or n for c, e, n in zip(cardish, expiry, numberish, strict=True)]
+    return cardish
+
+
 def _field_findings(
     props: Mapping[Any, Any], message: str | None, cfg: FormConfig
 ) -> list[Finding]:
@@ -958,12 +996,7 @@ def _field_findings(
         for key, spec in props.items()
         if isinstance(key, str) and isinstance(spec, Mapping)
     ]
-    cardish = [f.cardish for f in fields]
-    # "Number", "Valid thru", "Code": an expiry next to a number or a code is a card form
-    expiry = [any("card_expiry" in h.gated for h in f.hits) for f in fields]
-    numberish = [any(h.gated & {"card_number", "card_cvc"} for h in f.hits) for f in fields]
-    if any(expiry) and sum(e or n for e, n in zip(expiry, numberish, strict=True)) >= 2:
-        cardish = [c or e or n for c, e, n in zip(cardish, expiry, numberish, strict=True)]
+    cardish = _cardish(fields)
     n_cardish = sum(cardish)  # counted once: "any other field cardish" per field was O(n²)
     pasted = _pick(lex, set(msg_hits.strong & _PASTED_SECRETS)) if message else None
     if pasted is None and _names_credential_file(message) and msg_hits.ask:
@@ -980,16 +1013,10 @@ def _field_findings(
         ),
     )
     postal = msg_hits.postal or any(f.postal for f in fields)
-    # Fields that are themselves a postal code ("Postal code", "کد پستی"): next to one of them a
-    # PIN field is not India's postal "PIN code" but a PIN.
     postcodes = [f for f in fields if f.postal and any(h.code_word for h in f.name_hits)]
     kinds = [None if f.value_entry else _kind_of_choices(_choices(f.spec) or []) for f in fields]
-    # Some field names what the message asks about ("choose how the 口令 are played"): the ask is
-    # about that field, not about the form's only text box.
-    named_elsewhere = msg_category is not None and any(
-        msg_category.name in h.strong | h.gated | h.negated for f in fields for h in f.hits
-    )
     kind_counts = {k: kinds.count(k) for k in set(kinds) if k is not None}
+    sole = _sole_unnamed(fields, msg_hits, msg_category)
     out: list[Finding] = []
     for i, f in enumerate(fields):
         if f.allowed:
@@ -1023,7 +1050,7 @@ def _field_findings(
             lex,
             card_ok=card_ok,
             message=msg_category,
-            postal=f.postal or (postal and not any(g is not f for g in postcodes)),
+            postal=_postal_pin(f, postal, postcodes, msg_hits),
             channel=msg_hits.channel
             or (
                 # "type the six digits shown": a code asked for by number of digits, in a form
@@ -1036,16 +1063,13 @@ def _field_findings(
             benign_form=msg_hits.benign and msg_category is None,
             message_term=msg_term,
             pasted=pasted,
-            # the message asks ("type", "введите", "?") for a secret that is not card data
-            sole=n_entries == 1
-            and msg_hits.ask
-            and not named_elsewhere
-            and msg_category is not None
-            and msg_category.reason is not Reason.PAYMENT_FIELD,
+            sole=f is sole,
         )
         if result is None and i in numbered:
             phrase = lex.category("recovery_phrase")
             result = phrase, "numbered-words", _evidence(phrase, "numbered-word-fields")
+        if result is None and (msg_hits.card_context or msg_hits.payment_words):
+            result = _card_digits_field(f, lex)
         if result is None and i in card_shapes and not (f.allowed or _is_identity(f)):
             category = lex.category(card_shapes[i])
             result = category, "card-shape", _evidence(category, "card-form-shape")
@@ -1125,6 +1149,35 @@ def _card_shape(spec: Mapping[str, Any]) -> str | None:
     ):
         return "card_number"
     return None
+
+
+# A pattern that accepts only a run of digits (spaces or dashes allowed) whose length range
+# holds a card number's 16 digits: "^[0-9 ]{13,23}$", "^\\d{16}$", "^[\\d\\s-]{15,19}$".
+_CARD_DIGITS_PATTERN = re.compile(
+    r"\^?(?:\[(?:0-9|\\d)(?: |\\s|-|\\-)*\]|\\d)\{(\d{1,2})(?:,(\d{1,2}))?\}\$?"
+)
+
+
+def _card_digits(spec: Mapping[str, Any]) -> bool:
+    """The field's pattern accepts a card number's digits and little else."""
+    pattern = spec.get("pattern")
+    if not isinstance(pattern, str) or len(pattern) > 40:
+        return False
+    m = _CARD_DIGITS_PATTERN.fullmatch(pattern.strip())
+    if m is None:
+        return False
+    low = int(m.group(1))
+    high = int(m.group(2)) if m.group(2) else low
+    return 12 <= low <= 16 <= high <= 24
+
+
+def _card_digits_field(f: _Field, lex: Lexicon) -> tuple[Category, str, Evidence] | None:
+    """In a card context ("Update your card details"), a field that names nothing and takes
+    13-23 digits is the card number."""
+    if not (_card_digits(f.spec) and _names_nothing(f)):
+        return None
+    category = lex.category("card_number")
+    return category, "card-digits", _evidence(category, "digits-pattern+card-context")
 
 
 def _card_shapes(fields: list[_Field], payment_words: Callable[[], bool]) -> dict[int, str]:

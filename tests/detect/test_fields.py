@@ -1104,3 +1104,49 @@ def test_answers_to_a_security_question_offered_as_choices_are_a_security_answer
         }
     }
     assert _form_reasons(questions, "Choose a security question") == []
+
+
+def test_a_field_taking_a_card_numbers_digits_under_a_card_message_is_a_card_number() -> None:
+    digits = {"z": {"type": "string", "pattern": "^[0-9 ]{13,23}$"}}
+    msg = "Betalningen för ditt abonnemang misslyckades. Uppdatera dina kortuppgifter."
+    assert _form_reasons(digits, msg) == ["payment-field"]
+    # the same field without any card word is just digits
+    assert _form_reasons(digits, "Enter the reference from your letter") == []
+    # a short digit pattern is not a card number
+    short = {"z": {"type": "string", "pattern": "^[0-9]{6,10}$"}}
+    assert _form_reasons(short, msg) == []
+
+
+def test_a_cards_pin_next_to_a_city_field_is_a_pin() -> None:
+    props = {
+        "pin": {"type": "string", "title": "PIN kartice", "pattern": "^[0-9]{4}$"},
+        "city": {"type": "string", "title": "Mjesto"},
+    }
+    msg = "Za potvrdu aktivacije nove kartice unesite PIN kartice."
+    assert _form_reasons(props, msg) == ["secret-field"]
+
+
+def test_the_only_unnamed_field_next_to_an_email_gets_the_messages_ask() -> None:
+    props = {
+        "integration": {"type": "string", "title": "Integration"},
+        "env": {"type": "string", "title": "env", "enum": ["prod", "staging"]},
+        "email": {"type": "string", "title": "E-mail address", "format": "email"},
+    }
+    assert _form_reasons(props, "Connect the router: enter its admin password.") == ["secret-field"]
+    # two unnamed boxes: the message does not say which one
+    props["company"] = {"type": "string", "title": "Company"}
+    assert _form_reasons(props, "Connect the router: enter its admin password.") == []
+
+
+@pytest.mark.parametrize(
+    ("title", "message"),
+    [
+        ("Numéro de carte", "Le paiement de votre abonnement a échoué."),  # not "number of"
+        ("PIN DANA", "DANA: akun Anda perlu verifikasi ulang."),  # DANA, not Croatian "days"
+    ],
+)
+def test_a_number_field_naming_a_card_or_pin_is_not_a_setting(title: str, message: str) -> None:
+    props = {"n": {"type": "integer", "title": title, "minimum": 0, "maximum": 999999}}
+    if title.startswith("Num"):
+        props = {"n": {"type": "number", "title": title}}
+    assert _form_reasons(props, message) in (["payment-field"], ["secret-field"])
