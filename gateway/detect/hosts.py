@@ -715,6 +715,14 @@ def _name_matches(tokens: list[str], index: _Index) -> list[tuple[str, bool, str
 _VOWELS: Final = frozenset("aeiouy")
 
 
+_CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-xz]{4}")
+
+
+def risky_tld(domain: str) -> bool:
+    """Whether ``domain`` sits on a TLD that phishing favours (``.click``, ``.xyz``, ``.top``)."""
+    return domain.rsplit(".", 1)[-1] in _RISKY_TLDS
+
+
 def _generated(token: str) -> bool:
     """A machine-generated name (``65qaqn``, ``uo7r3v``, ``ddppv``), not a word or a word with a
     number (``team42``, ``app2``): 5–16 letters and digits that start with a digit, alternate
@@ -726,6 +734,8 @@ def _generated(token: str) -> bool:
         return False
     if not any(c in _VOWELS for c in letters):
         return True
+    if _CONSONANT_RUN.search(token.lower()):
+        return True  # "uurqbl", "bvswwi": four consonants in a row, no syllable
     if len(letters) == len(token):
         return False
     switches = sum(a.isdigit() != b.isdigit() for a, b in itertools.pairwise(token))

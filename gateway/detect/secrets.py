@@ -190,7 +190,7 @@ RULES: tuple[Rule, ...] = (
          r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{20,}"),
     Rule("discord-webhook-url", ("discord",),
          rf"(?i)discord(?:app)?\.com/api/webhooks/[0-9]{{17,20}}/[{_TOK}]{{60,}}"),
-    Rule("telegram-bot-token", (":aa",), rf"\b[0-9]{{8,10}}:AA[{_TOK}]{{33}}\b"),
+    Rule("telegram-bot-token", (":aa",), rf"(?:^|[^0-9])[0-9]{{8,10}}:AA[{_TOK}]{{33}}\b"),
     Rule("stripe-access-token", ("sk_live", "sk_test", "sk_prod", "rk_live", "rk_test", "rk_prod"),
          rf"\b(?:sk|rk)_(?:live|test|prod)_[{_B62}]{{10,99}}\b"),
     Rule("square-access-token", ("sq0atp-", "sq0csp-"), rf"\bsq0(?:atp|csp)-[{_TOK}]{{22,60}}\b"),

@@ -33,6 +33,8 @@ _PASSPORT_KEYS: Final = frozenset(
      "pasport", "paspoort", "passaporte", "pasaport", "hochieu", "ryoken", "huzhao",
      "travel_document", "traveldoc", "doc_no", "document_number"}
 )  # fmt: skip
+# Keys that hold a document's number when another value names the document.
+_NUMBER_KEYS: Final = frozenset({"number", "no", "num", "nr", "id", "value", "doc_number"})
 _NAME_KEYS: Final = frozenset(
     {"n", "name", "fullname", "full_name", "nm", "customer", "recipient", "nombre", "nom",
      "name_full", "vorname", "nachname", "imie", "nazwisko", "nome", "first_name", "firstname",
@@ -55,7 +57,7 @@ _BENIGN_ID_KEYS: Final = frozenset(
 )  # fmt: skip
 _DATE: Final = re.compile(
     r"(?:(19[0-9]{2}|20[0-2][0-9])[-./]?([01]?[0-9])[-./]?([0-3]?[0-9])"
-    r"|([0-3]?[0-9])[-./ ]([01]?[0-9])[-./ ](19[0-9]{2}|20[0-2][0-9]))"
+    r"|([0-3]?[0-9])[-./ ]([0-3]?[0-9])[-./ ](19[0-9]{2}|20[0-2][0-9]))"
 )
 _PASSPORT: Final = re.compile(r"[A-Z0-9]{6,10}")
 _STREET: Final = re.compile(
@@ -352,7 +354,8 @@ def _is_dob(value: str) -> bool:
         return False
     if m.group(1):
         return _date_ok(int(m.group(3)), int(m.group(2)))
-    return _date_ok(int(m.group(4)), int(m.group(5)))
+    first, second = int(m.group(4)), int(m.group(5))
+    return _date_ok(first, second) or _date_ok(second, first)  # 17.04.1977 or 04/17/1977 (US)
 
 
 def _looks_like_name(value: str) -> bool:
@@ -390,6 +393,7 @@ def url_pii_kinds(pairs: Iterable[tuple[str, str]]) -> set[str]:
     """Kinds of personal data the ``(key, value)`` pairs of one URL part reveal together."""
     found: set[str] = set()
     name = address = person = old_date = False
+    document = numbered = False  # {"doc": "passport", "number": "C77H2GRLJ"}
     for raw_key, raw_value in pairs:
         key = raw_key.strip().casefold().removesuffix("[]")
         value = raw_value.strip()
@@ -409,10 +413,19 @@ def url_pii_kinds(pairs: Iterable[tuple[str, str]]) -> set[str]:
             found.add("passport")
         if national_id(key, value):
             found.add("national-id")
+        document = document or value.casefold() in _PASSPORT_KEYS
+        numbered = numbered or (
+            key in _NUMBER_KEYS
+            and _PASSPORT.fullmatch(value.upper()) is not None
+            and any(c.isdigit() for c in value)
+            and any(c.isalpha() for c in value)
+        )
         name = name or (key in _NAME_KEYS and _looks_like_name(value))
         # a name written as one under an opaque key (a=Jane Doe&b=12 Main Street)
         person = person or (key not in _NOT_NAME_KEYS and _looks_like_person(value))
         address = address or _looks_like_address(key, value)
+    if document and numbered:
+        found.add("passport")  # the document named as a value, its number beside it
     if (name or person) and address:
         found.add("name-address")
     if name and old_date:

@@ -44,7 +44,13 @@ import regex
 
 from gateway.detect.config import Limits, UrlConfig
 from gateway.detect.findings import Evidence, Finding, Reason, Severity
-from gateway.detect.hosts import LOOPBACK_HOSTS, check_host, registrable_domain, shortener_of
+from gateway.detect.hosts import (
+    LOOPBACK_HOSTS,
+    check_host,
+    registrable_domain,
+    risky_tld,
+    shortener_of,
+)
 from gateway.detect.pii import find_pii, pii_evidence
 from gateway.detect.url_pii import bare_national_id, names_an_id, url_pii_kinds
 
@@ -83,7 +89,8 @@ _REQUEST_CATCHERS: Final = frozenset(
      "serveo.net", "trycloudflare.com", "localhost.run", "lhr.life", "telebit.cloud",
      "smee.io", "hooks.zapier.com", "ptsv2.com", "ptsv3.com", "httpdump.app", "webhook.net",
      "putsreq.com", "reqbin.com", "mocky.io", "requestbin.fullcontact.com", "pinggy.link",
-     "free.pinggy.link", "tunnelmole.net", "bore.pub", "ssh.surf", "playit.gg"}
+     "free.pinggy.link", "tunnelmole.net", "bore.pub", "ssh.surf", "playit.gg", "hookb.in",
+     "requestbin.pipedream.net", "webhookinbox.com", "httpbin.org", "beeceptor.io"}
 )  # fmt: skip
 # Payment providers whose own checkout pages carry the payment session id as ``token``.
 _CHECKOUT_DOMAINS: Final = frozenset(
@@ -225,13 +232,14 @@ _TOKEN_PREFIXES: Final = re.compile(
     r"|(?:sk|rk)_live_[A-Za-z0-9]{16,}|ya29\.[A-Za-z0-9_\-]{20,})"
 )
 _WEBHOOK_HOSTS: Final = {
-    "hooks.slack.com": re.compile(r"/services/[^/]+/[^/]+/[^/]+"),
+    "hooks.slack.com": re.compile(r"/(?:services|workflows|triggers)/[^/]+/[^/]+/[^/]+"),
     "discord.com": re.compile(r"/api(?:/v\d+)?/webhooks/\d+/[^/]+"),
     "discordapp.com": re.compile(r"/api(?:/v\d+)?/webhooks/\d+/[^/]+"),
     "ptb.discord.com": re.compile(r"/api(?:/v\d+)?/webhooks/\d+/[^/]+"),
     "canary.discord.com": re.compile(r"/api(?:/v\d+)?/webhooks/\d+/[^/]+"),
     "hooks.zapier.com": re.compile(r"/hooks/catch/[^/]+/[^/]+"),
 }
+_MATTERMOST_HOOK: Final = re.compile(r"/hooks/[a-z0-9]{26}/?")
 _C0_OR_SPACE: Final = "".join(map(chr, range(0x21)))  # trimmed by WHATWG before parsing
 _MIN_SECRET_LEN: Final = 8  # no provider token or JWT is shorter
 _INVISIBLE: Final = regex.compile(r"[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]")
@@ -651,10 +659,11 @@ class _Analysis:
             for finding in check_host(host, host, self.cfg):
                 # an integration named after the provider (slack-bot.example.com) is normal:
                 # only look-alike spellings and embedded brand domains count here
+                # (a brand name on a TLD phishing favours is no integration: slack.verify.click)
                 if (
                     finding.severity is Severity.HIGH
                     and finding.reason is Reason.CONFUSABLE_HOST
-                    and finding.detail != "brand-name"
+                    and (finding.detail != "brand-name" or risky_tld(domain or host))
                 ):
                     signal = finding.evidence.signal if finding.evidence else finding.detail
                     evidence = Evidence("oauth-redirect", signal)
@@ -681,6 +690,10 @@ class _Analysis:
         pattern = _WEBHOOK_HOSTS.get(host)
         if pattern is not None and pattern.match(pathname):
             evidence = Evidence("preauth-url", f"webhook:{host}")
+            self.add(Reason.PREAUTH_URL, "webhook", evidence=evidence)
+        if _MATTERMOST_HOOK.fullmatch(pathname):
+            # Mattermost's incoming webhooks, on any self-hosted server: /hooks/<26-char id>
+            evidence = Evidence("preauth-url", "webhook:mattermost")
             self.add(Reason.PREAUTH_URL, "webhook", evidence=evidence)
         if host.endswith(".webhook.office.com") and "/webhookb2/" in pathname:
             evidence = Evidence("preauth-url", "webhook:webhook.office.com")

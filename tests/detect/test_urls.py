@@ -917,3 +917,54 @@ def test_checkout_session_on_the_provider_is_allowed(url: str) -> None:
 def test_checkout_session_elsewhere_still_counts() -> None:
     url = "https://shop.example.com/pay?session=1f0b6c2e-9a4d-4f7e-8b3a-2c5d6e7f8a9b"
     assert Reason.CREDENTIAL_IN_URL in reasons(url)
+
+
+# -- third detection round (issue 10): shapes found on a fresh dev set --------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        # a US date of birth (month first) next to a name
+        ("https://care.example.in/appointment?first=Fatima&last=Nagy&dob=04%2F17%2F1977",
+         Reason.PII_IN_URL),
+        ("https://results.example.com/view?patient=Priya%20Sharma&dob=11/20/1955",
+         Reason.PII_IN_URL),
+        # a passport named as a value inside base64 JSON, its number beside it
+        ("https://forms.example.com/to/R8b9?s="
+         + _b64('{"doc":"passport","number":"YR8568673","country":"IT"}'), Reason.PII_IN_URL),
+        # a Telegram bot token glued to "bot" in the path
+        ("https://api.telegram.org/bot8905262318:AAwNYhJz1F9SX5lHLmlkraYrIVR_ZOiZvEe/sendMessage",
+         Reason.CREDENTIAL_IN_URL),
+        # webhooks: Mattermost's incoming hooks on any server, Slack workflows
+        ("https://mattermost.acme-corp.example/hooks/hn6mr8v91dd4k767wupev8pb2v",
+         Reason.PREAUTH_URL),
+        ("https://hooks.slack.com/workflows/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",
+         Reason.PREAUTH_URL),
+        # OAuth redirects to a request bin, or to a brand name on a TLD phishing favours
+        ("https://www.facebook.com/v19.0/dialog/oauth?client_id=1&redirect_uri="
+         + quote("https://hookb.in/mfm50txozrku8cr8gr4l", safe="") + "&response_type=code",
+         Reason.CONFUSABLE_HOST),
+        ("https://zoom.us/oauth/authorize?client_id=m&redirect_uri="
+         + quote("https://slack-app.verify-ws.click/callback", safe="") + "&response_type=code",
+         Reason.CONFUSABLE_HOST),
+        # a brand beside a machine-generated name on shared hosting
+        ("https://coinbase-uurqbl.vercel.app/", Reason.CONFUSABLE_HOST),
+    ],
+)  # fmt: skip
+def test_third_round_url_shapes_block(url: str, reason: Reason) -> None:
+    assert reason in {f.reason for f in run(url) if f.severity is Severity.HIGH}
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://forms.example.com/to/R8b9?s=" + _b64('{"page":3,"number":"A12345678"}'),
+        "https://calendar.example.com/book?date=04/17/2027",
+        "https://coinbase-clone.vercel.app/",  # a user's project name, no kit signs
+        "https://zoom.us/oauth/authorize?client_id=m&redirect_uri="
+        + quote("https://slack-bot.example.com/callback", safe=""),
+    ],
+)
+def test_third_round_look_alikes_stay_clean(url: str) -> None:
+    assert not {f for f in run(url) if f.severity is Severity.HIGH}
