@@ -718,6 +718,11 @@ _VOWELS: Final = frozenset("aeiouy")
 _CONSONANT_RUN = re.compile(r"[b-df-hj-np-tv-xz]{4}")
 
 
+def known_brand_domain(domain: str) -> bool:
+    """Whether ``domain`` is a well-known brand's own (the bundled brand list)."""
+    return _index(frozenset()).brand_of(domain) is not None
+
+
 def risky_tld(domain: str) -> bool:
     """Whether ``domain`` sits on a TLD that phishing favours (``.click``, ``.xyz``, ``.top``)."""
     return domain.rsplit(".", 1)[-1] in _RISKY_TLDS
@@ -761,6 +766,9 @@ def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bo
     label = _label_of(domain)
     suffix = domain[len(label) + 1 :]
     tld = suffix.rsplit(".", 1)[-1]
+    brand_tld = index.names.get(tld)
+    if brand_tld is not None and not brand_tld[1] and len(tld) >= 4 and tld not in _RISKY_TLDS:
+        return []  # banco.bradesco: a brand's own top-level domain, closed to anyone else
     rest = host[: -len(suffix) - 1] if host.endswith("." + suffix) else host
     tokens = [t for t in _TOKEN_SPLIT.split(rest) if t]
     label_tokens = [t for t in label.split("-") if t]

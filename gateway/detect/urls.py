@@ -47,6 +47,7 @@ from gateway.detect.findings import Evidence, Finding, Reason, Severity
 from gateway.detect.hosts import (
     LOOPBACK_HOSTS,
     check_host,
+    known_brand_domain,
     registrable_domain,
     risky_tld,
     shortener_of,
@@ -103,7 +104,11 @@ _CHECKOUT_DOMAINS: Final = frozenset(
      "paytm.com", "phonepe.com", "alipay.com", "payoneer.com", "skrill.com", "venmo.com",
      "wise.com", "revolut.com", "lemonsqueezy.com", "fastspring.com", "gocardless.com",
      "yoco.com", "payfast.co.za", "ozow.com", "tap.company", "moyasar.com", "hyperpay.com",
-     "paymob.com", "opayweb.com", "globalpay.com", "nuvei.com", "checkout.shopify.com"}
+     "paymob.com", "opayweb.com", "globalpay.com", "nuvei.com", "checkout.shopify.com",
+     "iyzipay.com", "paytabs.com", "payhere.lk", "dlocal.com", "ebanx.com", "pagseguro.com.br",
+     "vivapayments.com", "przelewy24.pl", "payu.pl", "tpay.com", "bambora.com", "nets.eu",
+     "nexi.it", "satispay.com", "twint.ch", "billplz.com", "senangpay.my", "paymongo.com",
+     "omise.co", "2c2p.com", "toss.im", "tosspayments.com", "kakaopay.com", "paypay.ne.jp"}
 )  # fmt: skip
 # What a payment provider's own checkout page calls its payment session (LABELLING.md: not a
 # credential there).
@@ -804,9 +809,12 @@ def _misleading_at(a: _Analysis, url: str, domain: str | None) -> None:
     rest = url[start:]
     if "@" not in rest:
         return
+    # On a brand's own host, "@tenant.example" (Azure's portal.azure.com/#@contoso...) misleads
+    # nobody: the text names an unknown place while the link goes to the brand.
+    own = domain is not None and known_brand_domain(domain)
     for m in _MISLEADING_AT.finditer(unquote(rest)):
         named = registrable_domain(m.group(1).lower())
-        if named is not None and named != domain:
+        if named is not None and named != domain and not (own and not known_brand_domain(named)):
             a.add(Reason.CONFUSABLE_HOST, "misleading-at", evidence=_ev("lookalike-domain", "at"))
             return
 

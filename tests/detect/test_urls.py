@@ -962,6 +962,12 @@ def test_third_round_url_shapes_block(url: str, reason: Reason) -> None:
         "https://forms.example.com/to/R8b9?s=" + _b64('{"page":3,"number":"A12345678"}'),
         "https://calendar.example.com/book?date=04/17/2027",
         "https://coinbase-clone.vercel.app/",  # a user's project name, no kit signs
+        # a brand's own host with "@tenant" in the fragment (Azure's portal)
+        "https://portal.azure.com/#@contoso.onmicrosoft.com/resource/subscriptions/x/overview",
+        # a brand's own top-level domain
+        "https://banco.bradesco/html/classic/index.shtm",
+        # a payment provider's own checkout page and its payment session
+        "https://cpp.iyzipay.com/?token=85353842-c63f-4b9d-8e28-8e3d1b6598ed&lang=tr",
         "https://zoom.us/oauth/authorize?client_id=m&redirect_uri="
         + quote("https://slack-bot.example.com/callback", safe=""),
     ],
