@@ -98,6 +98,7 @@ class Hits:
     word_word: bool = False  # "word", "Wort", "słowo", "単語" (a phrase asked word by word)
     when: bool = False  # "when", "wann", "когда", "いつ" (a question about a date)
     denial: bool = False  # "not the password itself", "ikke selve adgangskoden"
+    username: bool = False  # "user name", "Benutzername", "Όνομα χρήστη", "نام کاربری"
     named: bool = False  # some category's term is present, negated or not
     # The lexicon entry that made each category of ``strong``/``gated`` fire (for explanations).
     terms: tuple[tuple[str, Term], ...] = ()
@@ -200,6 +201,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("word_words", "word_word"),
     ("when_words", "when"),
     ("denial_words", "denial"),
+    ("username_words", "username"),
 )
 
 
@@ -702,6 +704,12 @@ def _with_concepts(data: Mapping[str, Any]) -> dict[str, Any]:
             merged = cats[parent]
             for kind, terms in kinds.items():
                 merged[kind] = [*merged.get(kind, ()), *terms]
+            extra = spec.get("negative_extra") or {}
+            if extra:
+                neg = dict(merged.get("negative") or {})
+                for kind in ("terms", "stems"):
+                    neg[kind] = [*(neg.get(kind) or ()), *_flat(extra.get(kind))]
+                merged["negative"] = neg
             continue
         base = cats[parent]
         child: dict[str, Any] = {
@@ -816,7 +824,7 @@ def _build_data(files: Mapping[str, Any]) -> dict[str, Any]:
     return data
 
 
-_TERM_KINDS = ("terms", "stems", "gated_terms", "gated_stems")
+_TERM_KINDS = ("terms", "stems", "gated_terms", "gated_stems", "negative_terms", "negative_stems")
 
 
 def _more_concepts() -> list[tuple[str, Any]]:
@@ -848,11 +856,15 @@ def _merge_terms(concepts: dict[str, Any], more: Any, name: str) -> None:
                     f"{name}: concepts.{concept}.{kind}: expected one of {_TERM_KINDS}"
                     " with terms per language"
                 )
-            have = target.get(kind)
+            home, slot = target, kind
+            if kind.startswith("negative_"):
+                # words that cancel this concept's terms next to them ("numéro de suivi")
+                home, slot = target.setdefault("negative_extra", {}), kind.removeprefix("negative_")
+            have = home.get(slot)
             if have is None:
-                have = target[kind] = {}
+                have = home[slot] = {}
             elif isinstance(have, list):
-                have = target[kind] = {"*": have}
+                have = home[slot] = {"*": have}
             for language, terms in per_language.items():
                 if not isinstance(terms, list) or not all(isinstance(t, str) for t in terms):
                     raise ValueError(
