@@ -15,7 +15,6 @@ from yarl import URL
 from gateway.audit import AuditSink
 from gateway.config import Settings, parse_listen
 from gateway.enforce import Enforcer
-from gateway.era import era_of_version
 from gateway.headers import HostGuard, is_loopback_host
 from gateway.listener import ConnectionGuard
 from gateway.logs import get_logger
@@ -25,6 +24,7 @@ from gateway.policy.loader import Policy
 from gateway.relay import Relay, Target
 from gateway.seal import KeyRing
 from gateway.upstream import UpstreamClient
+from gateway.wire.era import era_of_version
 
 SETTINGS = web.AppKey("settings", Settings)
 CLIENT = web.AppKey("client", UpstreamClient)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from gateway.era import META_CLIENT_CAPABILITIES, meta_of
+from gateway.wire.era import META_CLIENT_CAPABILITIES, meta_of
 
 FORM: Final = "form"
 URL: Final = "url"

@@ -25,7 +25,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from gateway.detect.findings import json_path
-from gateway.jsonrpc import Message
+from gateway.wire.jsonrpc import Message
 
 ELICIT_METHOD: Final = "elicitation/create"
 COMPLETE_METHOD: Final = "notifications/elicitation/complete"

@@ -49,8 +49,6 @@ from gateway.answered import AnsweredTable, shared_table
 from gateway.audit import AuditSink, answer_record, decision_record
 from gateway.detect.findings import Action, Decision, Finding, Reason
 from gateway.elicitation import Carrier, Sighting, from_client, from_server
-from gateway.era import Era
-from gateway.jsonrpc import Message
 from gateway.outbound import check_answer
 from gateway.policy.engine import decide, evaluate, warm_policy
 from gateway.policy.loader import Policy
@@ -68,6 +66,8 @@ from gateway.tokens import (
     seal_request,
     seal_state,
 )
+from gateway.wire.era import Era
+from gateway.wire.jsonrpc import Message
 
 WARNING_META_KEY: Final = "dev.elicitation-gateway/warning"
 INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})

@@ -54,9 +54,9 @@ from aiohttp.streams import StreamReader
 from gateway import errors
 from gateway.allocator import TRIM_INTERVAL, Trimmer, malloc_trim
 from gateway.config import Settings
-from gateway.jsonrpc import error_response
 from gateway.logs import get_logger
 from gateway.metrics import Metrics
+from gateway.wire.jsonrpc import error_response
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 ProtocolFactory = Callable[[], asyncio.Protocol]

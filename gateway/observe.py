@@ -13,9 +13,9 @@ from typing import Any
 
 from gateway import elicitation
 from gateway.elicitation import Sighting
-from gateway.era import Era
-from gateway.jsonrpc import Message
 from gateway.tokens import REQUEST
+from gateway.wire.era import Era
+from gateway.wire.jsonrpc import Message
 
 
 @dataclass(slots=True)

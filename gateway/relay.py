@@ -24,10 +24,15 @@ from gateway import errors
 from gateway.capabilities import client_name, modes_from_initialize, modes_from_meta
 from gateway.config import Settings
 from gateway.enforce import Context, Enforcer, ServerOutcome
-from gateway.era import Era, era_of_version, header_mismatch
 from gateway.errors import ProtocolError, UpstreamUnavailable
 from gateway.headers import HostGuard, downstream_response_headers, upstream_request_headers
-from gateway.jsonrpc import (
+from gateway.metrics import Metrics
+from gateway.observe import Exchange, Observer
+from gateway.seal import KeyRing, SealError
+from gateway.tokens import SessionClaims, credential_digest, open_session, seal_session
+from gateway.upstream import UpstreamClient, UpstreamError, UpstreamResponse, UpstreamTimeout
+from gateway.wire.era import Era, era_of_version, header_mismatch
+from gateway.wire.jsonrpc import (
     JSONParseError,
     Message,
     classify,
@@ -36,21 +41,16 @@ from gateway.jsonrpc import (
     parse_json,
     parse_message,
 )
-from gateway.markers import (
+from gateway.wire.markers import (
     FAST_PATH_MIN_BYTES,
     MarkerScan,
     may_carry_elicitation,
     needs_inspection,
 )
-from gateway.metrics import Metrics
-from gateway.observe import Exchange, Observer
-from gateway.reading import JSON_TYPE as JSON_CT
-from gateway.reading import SSE_TYPE as SSE_CT
-from gateway.reading import Reading, Unreadable, plan_response
-from gateway.seal import KeyRing, SealError
-from gateway.sse import SSEBlock, SSEDecoder, SSEError, encode_event
-from gateway.tokens import SessionClaims, credential_digest, open_session, seal_session
-from gateway.upstream import UpstreamClient, UpstreamError, UpstreamResponse, UpstreamTimeout
+from gateway.wire.reading import JSON_TYPE as JSON_CT
+from gateway.wire.reading import SSE_TYPE as SSE_CT
+from gateway.wire.reading import Reading, Unreadable, plan_response
+from gateway.wire.sse import SSEBlock, SSEDecoder, SSEError, encode_event
 
 SESSION_HEADER: Final = "Mcp-Session-Id"
 _REPLY_HEADERS: Final = ("mcp-session-id", "mcp-protocol-version", "authorization")
@@ -511,7 +511,7 @@ class Relay:
 
     def _inspectable(self, body: bytes, *, ok: bool, reading: Reading) -> Message | None:
         """The message in a non-SSE body, or None when no client can read one from it that
-        could carry an elicitation (``gateway/reading.py``).
+        could carry an elicitation (``gateway/wire/reading.py``).
 
         A body of a type no client reads as JSON-RPC passes unchanged when it cannot carry an
         elicitation under any parser (most error pages); otherwise it must be one strictly

@@ -17,10 +17,10 @@ from structlog.testing import capture_logs
 from gateway.audit import decision_record
 from gateway.elicitation import Carrier, Sighting
 from gateway.enforce import Context
-from gateway.era import Era
 from gateway.metrics import Metrics
 from gateway.policy.engine import evaluate
 from gateway.policy.loader import load_policy
+from gateway.wire.era import Era
 from tests.relay_harness import JSON_HEADERS, running
 
 SECRET = "AKIAQYLPMN5HFIQR7XQZ"  # AWS-shaped access key id

@@ -10,11 +10,11 @@ import pytest
 
 from gateway.detect.findings import Finding, Reason
 from gateway.enforce import WARNING_META_KEY, Context, Enforcer, ServerOutcome
-from gateway.era import Era
-from gateway.jsonrpc import Message, classify
 from gateway.policy.loader import Policy, load_policy, parse_policy
 from gateway.seal import KeyRing
 from gateway.tokens import credential_digest
+from gateway.wire.era import Era
+from gateway.wire.jsonrpc import Message, classify
 
 KEYS = KeyRing([b"e" * 32])
 DEFAULT = Path("policies/default.yaml")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.era import Era, era_of_version, header_mismatch
+from gateway.wire.era import Era, era_of_version, header_mismatch
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Tests for gateway/jsonrpc.py: strict JSON parsing and JSON-RPC 2.0 classification."""
+"""Tests for gateway/wire/jsonrpc.py: strict JSON parsing and JSON-RPC 2.0 classification."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.errors import INVALID_REQUEST, PARSE_ERROR, ProtocolError
-from gateway.jsonrpc import (
+from gateway.wire.jsonrpc import (
     JSONParseError,
     Message,
     classify,

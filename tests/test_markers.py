@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.elicitation import from_server
-from gateway.jsonrpc import classify, parse_json
-from gateway.markers import (
+from gateway.wire.jsonrpc import classify, parse_json
+from gateway.wire.markers import (
     FAST_PATH_MIN_BYTES,
     MarkerScan,
     may_carry_elicitation,

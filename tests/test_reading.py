@@ -1,4 +1,4 @@
-"""The reading rule (gateway/reading.py): unit cases, and a property test against the Python
+"""The reading rule (gateway/wire/reading.py): unit cases, and a property test against the Python
 SDK's own response handling (httpx2's charset and content-coding logic, the transport's
 content-type dispatch). The TypeScript client is checked end to end in tests/differential/."""
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.reading import Reading, Unreadable, plan_response
+from gateway.wire.reading import Reading, Unreadable, plan_response
 
 
 @pytest.mark.parametrize(

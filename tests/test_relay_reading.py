@@ -1,7 +1,7 @@
 """The reading gap (issue 9), through the real relay: a hostile upstream (a real aiohttp server on
 port 0) shapes a response so that a client would read an elicitation the gateway did not see.
 Each test is one class of parser differential; each failed on the gateway before the reading
-rule (gateway/reading.py) and the strict event-stream decoder. The same shapes are driven into
+rule (gateway/wire/reading.py) and the strict event-stream decoder. The same shapes are driven into
 the real SDK clients by tests/differential/."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tests for gateway/sse.py: the incremental SSE decoder and the encoder."""
+"""Tests for gateway/wire/sse.py: the incremental SSE decoder and the encoder."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.errors import UpstreamProtocolError
-from gateway.sse import SSEBlock, SSEDecoder, SSEError, encode_event
+from gateway.wire.sse import SSEBlock, SSEDecoder, SSEError, encode_event
 from tests.strategies import (
     BOM,
     Event,

@@ -17,7 +17,7 @@ repaired or buffered without bound. Any input yields blocks or ``SSEError``, nev
 exception.
 
 ``strict=True`` (what the relay uses) also refuses what MCP clients read differently from each
-other and from the spec (``gateway/reading.py``): a BOM at the start of the stream (the Python
+other and from the spec (``gateway/wire/reading.py``): a BOM at the start of the stream (the Python
 SDK does not strip it, so its first field name differs; fetch does) and any field other than
 ``data``, ``event``, ``id`` and ``retry`` (no server needs one, and a field name the gateway
 ignores is one some client may read as ``data`` -- eventsource-parser strips ``ï»¿`` from the

@@ -35,11 +35,11 @@ upstream message):
   with no parameter but ``charset=utf-8``. Such bodies are inspected whatever their status;
 * any other type (or none) is :attr:`Reading.OPAQUE`: no client we know takes a message from it
   except the TypeScript SDK's modern HTTP 400 path, so the relay forwards it only when it cannot
-  carry an elicitation at all (:func:`gateway.markers.may_carry_elicitation`) or when it is one
+  carry an elicitation at all (:func:`gateway.wire.markers.may_carry_elicitation`) or when it is one
   strictly parsed, inspected JSON-RPC message.
 
 The event-stream side of the rule (no BOM at the start, no field the gateway does not know) is
-enforced by :class:`gateway.sse.SSEDecoder` in its ``strict`` mode.
+enforced by :class:`gateway.wire.sse.SSEDecoder` in its ``strict`` mode.
 """
 
 from __future__ import annotations
