@@ -11,8 +11,8 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from gateway.carriers.extract import Sighting, field_names
 from gateway.detect.findings import Decision, Finding
-from gateway.elicitation import Sighting, field_names
 from gateway.observe import hash_id
 
 if TYPE_CHECKING:

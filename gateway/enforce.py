@@ -47,8 +47,8 @@ from typing import Any, Final
 from gateway import errors
 from gateway.answered import AnsweredTable, shared_table
 from gateway.audit import AuditSink, answer_record, decision_record
+from gateway.carriers.extract import Carrier, Sighting, from_client, from_server
 from gateway.detect.findings import Action, Decision, Finding, Reason
-from gateway.elicitation import Carrier, Sighting, from_client, from_server
 from gateway.outbound import check_answer
 from gateway.policy.engine import decide, evaluate, warm_policy
 from gateway.policy.loader import Policy

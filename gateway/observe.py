@@ -11,8 +11,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway import elicitation
-from gateway.elicitation import Sighting
+from gateway.carriers import extract
+from gateway.carriers.extract import Sighting
 from gateway.tokens import REQUEST
 from gateway.wire.era import Era
 from gateway.wire.jsonrpc import Message
@@ -49,14 +49,14 @@ class Observer:
         request's ``_meta``."""
         x.method = msg.method
         x.request_id = msg.id
-        found = elicitation.from_client(msg, answer_ids=REQUEST)
+        found = extract.from_client(msg, answer_ids=REQUEST)
         for s in found:
             self._emit(x, s, transport="json")  # answers arrive in the client's POST body
         return found
 
     def server_message(self, x: Exchange, msg: Message, *, transport: str) -> list[Sighting]:
         """A server→client message (``transport``: json, or the SSE stream kind post/get)."""
-        found = elicitation.from_server(msg)
+        found = extract.from_server(msg)
         for s in found:
             self._emit(x, s, transport=transport)
         return found
@@ -83,5 +83,5 @@ class Observer:
         if s.action is not None:
             event["action"] = s.action[:16]
         if s.params is not None:
-            event["fields"] = elicitation.field_names(s.params)
+            event["fields"] = extract.field_names(s.params)
         self._log.info("elicitation.seen", **event)

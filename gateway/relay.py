@@ -21,7 +21,7 @@ from aiohttp import web
 from yarl import URL
 
 from gateway import errors
-from gateway.capabilities import client_name, modes_from_initialize, modes_from_meta
+from gateway.carriers.capabilities import client_name, modes_from_initialize, modes_from_meta
 from gateway.config import Settings
 from gateway.enforce import Context, Enforcer, ServerOutcome
 from gateway.errors import ProtocolError, UpstreamUnavailable

@@ -15,7 +15,7 @@ from aiohttp import web
 from structlog.testing import capture_logs
 
 from gateway.audit import decision_record
-from gateway.elicitation import Carrier, Sighting
+from gateway.carriers.extract import Carrier, Sighting
 from gateway.enforce import Context
 from gateway.metrics import Metrics
 from gateway.policy.engine import evaluate

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gateway.capabilities import (
+from gateway.carriers.capabilities import (
     client_name,
     modes_from_capabilities,
     modes_from_initialize,

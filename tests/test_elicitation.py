@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.elicitation import Carrier, field_names, from_client, from_server, mode_of
+from gateway.carriers.extract import Carrier, field_names, from_client, from_server, mode_of
 from gateway.wire.jsonrpc import classify
 
 FORM = {

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.elicitation import from_server
+from gateway.carriers.extract import from_server
 from gateway.wire.jsonrpc import classify, parse_json
 from gateway.wire.markers import (
     FAST_PATH_MIN_BYTES,
