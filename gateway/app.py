@@ -14,15 +14,15 @@ from yarl import URL
 
 from gateway.audit import AuditSink
 from gateway.config import Settings, parse_listen
-from gateway.enforce import Enforcer
+from gateway.enforce.enforcer import Enforcer
+from gateway.enforce.exchange import Observer
+from gateway.enforce.seal import KeyRing
 from gateway.headers import HostGuard, is_loopback_host
 from gateway.listener import ConnectionGuard
 from gateway.logs import get_logger
 from gateway.metrics import CONTENT_TYPE, Metrics
-from gateway.observe import Observer
 from gateway.policy.loader import Policy
 from gateway.relay import Relay, Target
-from gateway.seal import KeyRing
 from gateway.upstream import UpstreamClient
 from gateway.wire.era import era_of_version
 

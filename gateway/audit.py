@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any, Final
 
 from gateway.carriers.extract import Sighting, field_names
 from gateway.detect.findings import Decision, Finding
-from gateway.observe import hash_id
+from gateway.enforce.exchange import hash_id
 
 if TYPE_CHECKING:
-    from gateway.enforce import Context
+    from gateway.enforce.enforcer import Context
     from gateway.policy.loader import Policy
 
 SCHEMA_VERSION: Final = 1

@@ -2,7 +2,7 @@
 
 Client ⇄ gateway ⇄ upstream for POST, GET and DELETE. JSON bodies are parsed (size-capped);
 SSE bodies are decoded block by block as they arrive. Every parsed message goes through the
-observer (``elicitation.seen``) and the enforcer (sans-IO, ``gateway.enforce``), whose outcome the
+observer (``elicitation.seen``) and the enforcer (``gateway.enforce.enforcer``), whose outcome the
 relay carries out: forward the original bytes (the common case, byte-exact), forward a rewritten
 message, drop it, answer the server on the client's behalf, or retry upstream itself. Anything the
 gateway cannot inspect is not forwarded (fail closed).
@@ -23,13 +23,13 @@ from yarl import URL
 from gateway import errors
 from gateway.carriers.capabilities import client_name, modes_from_initialize, modes_from_meta
 from gateway.config import Settings
-from gateway.enforce import Context, Enforcer, ServerOutcome
+from gateway.enforce.enforcer import Context, Enforcer, ServerOutcome
+from gateway.enforce.exchange import Exchange, Observer
+from gateway.enforce.seal import KeyRing, SealError
+from gateway.enforce.tokens import SessionClaims, credential_digest, open_session, seal_session
 from gateway.errors import ProtocolError, UpstreamUnavailable
 from gateway.headers import HostGuard, downstream_response_headers, upstream_request_headers
 from gateway.metrics import Metrics
-from gateway.observe import Exchange, Observer
-from gateway.seal import KeyRing, SealError
-from gateway.tokens import SessionClaims, credential_digest, open_session, seal_session
 from gateway.upstream import UpstreamClient, UpstreamError, UpstreamResponse, UpstreamTimeout
 from gateway.wire.era import Era, era_of_version, header_mismatch
 from gateway.wire.jsonrpc import (

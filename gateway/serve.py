@@ -41,9 +41,9 @@ from typing import Any
 from gateway.allocator import give_back_freed_memory
 from gateway.config import LOG_LEVELS, Settings, load_settings, parse_listen
 from gateway.demo.process import child_process, free_port
+from gateway.enforce.seal import KeyRing
 from gateway.errors import ConfigError, PolicyError
 from gateway.logs import AuditFile, configure_logging, get_logger
-from gateway.seal import KeyRing
 
 SINGLE_UPSTREAM = "default"
 
@@ -504,7 +504,7 @@ def run_serve(args: argparse.Namespace) -> int:
             if audit is not None:
                 stack.callback(audit.close)
             configure_logging(settings.log_level, audit_stream=audit)
-            from gateway.enforce import warm_up  # noqa: PLC0415 - heavy, and after the env set-up
+            from gateway.enforce.enforcer import warm_up  # noqa: PLC0415 - heavy, and after the env set-up
             from gateway.policy.loader import load_policy  # noqa: PLC0415
 
             policy = load_policy(settings.policy)

@@ -15,8 +15,8 @@ from aiohttp.test_utils import TestServer
 from gateway.app import make_app
 from gateway.audit import AuditSink
 from gateway.config import Settings
+from gateway.enforce.seal import KeyRing
 from gateway.policy.loader import Policy, load_policy
-from gateway.seal import KeyRing
 
 DEFAULT_POLICY = "policies/default.yaml"
 TEST_KEYS = KeyRing([b"k" * 32])

@@ -1,4 +1,4 @@
-"""The answered-token table shared by the workers (gateway/answered.py): set semantics, expiry,
+"""The answered-token table shared by the workers (gateway/enforce/replay.py): set semantics, expiry,
 bounded eviction, and sharing across ``fork`` — real processes, no mocks."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 
-from gateway.answered import AnsweredTable
+from gateway.enforce.replay import AnsweredTable
 
 NOW = 1_800_000_000.0
 

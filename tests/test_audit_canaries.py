@@ -16,7 +16,7 @@ from structlog.testing import capture_logs
 
 from gateway.audit import decision_record
 from gateway.carriers.extract import Carrier, Sighting
-from gateway.enforce import Context
+from gateway.enforce.enforcer import Context
 from gateway.metrics import Metrics
 from gateway.policy.engine import evaluate
 from gateway.policy.loader import load_policy

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from gateway.detect.findings import Finding, Reason
-from gateway.enforce import WARNING_META_KEY, Context, Enforcer, ServerOutcome
+from gateway.enforce.enforcer import WARNING_META_KEY, Context, Enforcer, ServerOutcome
+from gateway.enforce.seal import KeyRing
+from gateway.enforce.tokens import credential_digest
 from gateway.policy.loader import Policy, load_policy, parse_policy
-from gateway.seal import KeyRing
-from gateway.tokens import credential_digest
 from gateway.wire.era import Era
 from gateway.wire.jsonrpc import Message, classify
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from gateway.detect.findings import Finding, Reason
-from gateway.outbound import check_answer
+from gateway.enforce.answers import check_answer
 
 SCHEMA = {
     "type": "object",

@@ -25,8 +25,8 @@ import pytest
 import yaml
 
 from gateway.cli import _build_parser
+from gateway.enforce.seal import KeyRing
 from gateway.errors import ConfigError
-from gateway.seal import KeyRing
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"

@@ -7,7 +7,7 @@
   forwards. Bound to the upstream session, the upstream and the client's credential digest. The
   client answers with it; any replica restores the server's id and validates the answer against
   the requested schema it carries. A token opens any number of times: refusing a second answer
-  is the enforcer's job (a per-process set of answered tokens, see ``gateway.enforce``).
+  is the enforcer's job (a per-process set of answered tokens, see ``gateway.enforce.enforcer``).
 * ``gr1.`` request state: replaces a 2026 ``requestState``. Carries the server's exact state (or
   its absence), the input-request keys the gateway blocked, the schemas of the forms it let
   through, and a binding to the request (method, target, arguments digest, credential digest,
@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gateway.seal import KeyRing, SealError, canonical_json, digest
+from gateway.enforce.seal import KeyRing, SealError, canonical_json, digest
 
 SESSION: Final = "gs1."
 REQUEST: Final = "gq1."

@@ -19,7 +19,7 @@ server → client (:meth:`Enforcer.server_message` → :class:`ServerOutcome`)
 client → server (:meth:`Enforcer.client_message` → :class:`ClientOutcome`)
 * a handshake answer to a ``gq1.`` id → token opened against the session, the upstream and the
   client's credential, the server's id restored; a second answer to the same token (through
-  any worker of this gateway, ``gateway.answered``) → ``absorb``: the relay answers 202 and
+  any worker of this gateway, ``gateway.enforce.replay``) → ``absorb``: the relay answers 202 and
   forwards nothing; an accepted form answer that violates the requested schema or carries a
   secret → replaced by a decline;
 * a 2026 retry with a ``gr1.`` token → token verified against the retry, the server's exact state
@@ -45,15 +45,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gateway import errors
-from gateway.answered import AnsweredTable, shared_table
 from gateway.audit import AuditSink, answer_record, decision_record
 from gateway.carriers.extract import Carrier, Sighting, from_client, from_server
 from gateway.detect.findings import Action, Decision, Finding, Reason
-from gateway.outbound import check_answer
-from gateway.policy.engine import decide, evaluate, warm_policy
-from gateway.policy.loader import Policy
-from gateway.seal import KeyRing, SealError, digest
-from gateway.tokens import (
+from gateway.enforce.answers import check_answer
+from gateway.enforce.replay import AnsweredTable, shared_table
+from gateway.enforce.seal import KeyRing, SealError, digest
+from gateway.enforce.tokens import (
     REQUEST,
     REQUEST_TTL,
     STATE,
@@ -66,6 +64,8 @@ from gateway.tokens import (
     seal_request,
     seal_state,
 )
+from gateway.policy.engine import decide, evaluate, warm_policy
+from gateway.policy.loader import Policy
 from gateway.wire.era import Era
 from gateway.wire.jsonrpc import Message
 
@@ -174,7 +174,7 @@ class Enforcer:
         self._scan = secret_scanner
         self._answered = _Recent()  # (session digest, server request id) answered on behalf
         self._blocked_ids = _Recent()  # (session digest, elicitationId) blocked
-        # Answered gq1. tokens: shared by the workers forked from this process (gateway.answered).
+        # Answered gq1. tokens: shared by the workers forked from this process (enforce/replay.py).
         self._answered_tokens = answered if answered is not None else shared_table()
         warm_up(policy())
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from gateway.carriers import extract
 from gateway.carriers.extract import Sighting
-from gateway.tokens import REQUEST
+from gateway.enforce.tokens import REQUEST
 from gateway.wire.era import Era
 from gateway.wire.jsonrpc import Message
 
