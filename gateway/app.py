@@ -12,14 +12,14 @@ from typing import Any
 from aiohttp import web
 from yarl import URL
 
-from gateway.audit import AuditSink
+from gateway.audit.logs import get_logger
+from gateway.audit.records import AuditSink
 from gateway.config import Settings, parse_listen
 from gateway.enforce.enforcer import Enforcer
 from gateway.enforce.exchange import Observer
 from gateway.enforce.seal import KeyRing
 from gateway.headers import HostGuard, is_loopback_host
 from gateway.listener import ConnectionGuard
-from gateway.logs import get_logger
 from gateway.metrics import CONTENT_TYPE, Metrics
 from gateway.policy.loader import Policy
 from gateway.relay import Relay, Target

@@ -53,8 +53,8 @@ from aiohttp.streams import StreamReader
 
 from gateway import errors
 from gateway.allocator import TRIM_INTERVAL, Trimmer, malloc_trim
+from gateway.audit.logs import get_logger
 from gateway.config import Settings
-from gateway.logs import get_logger
 from gateway.metrics import Metrics
 from gateway.wire.jsonrpc import error_response
 

@@ -19,8 +19,8 @@ from typing import Any
 from aiohttp import web
 
 from gateway.app import METRICS, POLICY, SETTINGS
+from gateway.audit.logs import get_logger
 from gateway.errors import PolicyError
-from gateway.logs import get_logger
 from gateway.policy.engine import warm_policy
 from gateway.policy.loader import Policy, load_policy
 

@@ -39,11 +39,11 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from gateway.allocator import give_back_freed_memory
+from gateway.audit.logs import AuditFile, configure_logging, get_logger
 from gateway.config import LOG_LEVELS, Settings, load_settings, parse_listen
 from gateway.demo.process import child_process, free_port
 from gateway.enforce.seal import KeyRing
 from gateway.errors import ConfigError, PolicyError
-from gateway.logs import AuditFile, configure_logging, get_logger
 
 SINGLE_UPSTREAM = "default"
 

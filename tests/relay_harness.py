@@ -13,7 +13,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from gateway.app import make_app
-from gateway.audit import AuditSink
+from gateway.audit.records import AuditSink
 from gateway.config import Settings
 from gateway.enforce.seal import KeyRing
 from gateway.policy.loader import Policy, load_policy

@@ -14,7 +14,7 @@ import structlog
 from aiohttp import web
 from structlog.testing import capture_logs
 
-from gateway.audit import decision_record
+from gateway.audit.records import decision_record
 from gateway.carriers.extract import Carrier, Sighting
 from gateway.enforce.enforcer import Context
 from gateway.metrics import Metrics

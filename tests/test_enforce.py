@@ -437,7 +437,7 @@ def test_audit_records_carry_no_values() -> None:
 
 
 def test_findings_in_outbound_audit_name_paths() -> None:
-    from gateway.audit import answer_record
+    from gateway.audit.records import answer_record
 
     record = answer_record(
         modern(), "declined-by-gateway", [Finding(Reason.SECRET_VALUE, "$.content.x")]

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from gateway import errors
-from gateway.audit import AuditSink, answer_record, decision_record
+from gateway.audit.records import AuditSink, answer_record, decision_record
 from gateway.carriers.extract import Carrier, Sighting, from_client, from_server
 from gateway.detect.findings import Action, Decision, Finding, Reason
 from gateway.enforce.answers import check_answer
