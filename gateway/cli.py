@@ -10,7 +10,8 @@ from typing import NoReturn
 
 from gateway import __version__
 
-LOG_LEVELS = ("debug", "info", "warning", "error")  # as gateway.config (not imported: start-up)
+# As gateway.proxy.config (not imported: start-up).
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -112,14 +113,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     if args.command == "serve":
         if argv is None:  # started as a command, not called from Python
-            from gateway.allocator import reexec_with_system_allocator  # noqa: PLC0415
+            from gateway.proxy.allocator import reexec_with_system_allocator  # noqa: PLC0415
 
             reexec_with_system_allocator()  # returns only when it is not wanted
         # Until `serve` takes them over (it remembers them from its first line), SIGHUP and
         # SIGUSR1 must not end the process; nothing is loaded or opened yet, so nothing is lost.
         for signum in (signal.SIGHUP, signal.SIGUSR1):
             signal.signal(signum, signal.SIG_IGN)
-        from gateway.serve import run_serve  # noqa: PLC0415 - keep `check` start-up light
+        from gateway.proxy.serve import run_serve  # noqa: PLC0415 - keep `check` start-up light
 
         return run_serve(args)
     if args.command == "check":

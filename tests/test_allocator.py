@@ -1,4 +1,4 @@
-"""gateway/allocator.py: serve on the system allocator, and when to hand memory back.
+"""gateway/proxy/allocator.py: serve on the system allocator, and when to hand memory back.
 
 The memory itself is measured by bench/slowloris.py (RSS before and after each attack), not here.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.allocator import ALLOCATOR_ENV, TRIM_MIN_DROP, Trimmer, malloc_trim, reexec_argv
+from gateway.proxy.allocator import ALLOCATOR_ENV, TRIM_MIN_DROP, Trimmer, malloc_trim, reexec_argv
 
 GLIBC = sys.platform == "linux" and platform.libc_ver()[0] == "glibc"
 needs_glibc = pytest.mark.skipif(not GLIBC, reason="malloc_trim exists only in glibc")

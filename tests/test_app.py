@@ -14,9 +14,9 @@ from typing import Any
 import aiohttp
 from aiohttp.test_utils import TestServer
 
-from gateway.app import UPSTREAM_TLS, make_app
-from gateway.config import Settings
 from gateway.policy.loader import load_policy
+from gateway.proxy.app import UPSTREAM_TLS, make_app
+from gateway.proxy.config import Settings
 from tests.relay_harness import DEFAULT_POLICY, TEST_KEYS
 from tests.test_upstream import _self_signed
 

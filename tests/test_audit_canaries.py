@@ -17,9 +17,9 @@ from structlog.testing import capture_logs
 from gateway.audit.records import decision_record
 from gateway.carriers.extract import Carrier, Sighting
 from gateway.enforce.enforcer import Context
-from gateway.metrics import Metrics
 from gateway.policy.engine import evaluate
 from gateway.policy.loader import load_policy
+from gateway.proxy.metrics import Metrics
 from gateway.wire.era import Era
 from tests.relay_harness import JSON_HEADERS, running
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from gateway.config import PACKAGED_POLICIES, load_settings
 from gateway.errors import ConfigError
 from gateway.policy.loader import load_policy
+from gateway.proxy.config import PACKAGED_POLICIES, load_settings
 
 
 def test_flags_only() -> None:

@@ -690,7 +690,7 @@ def test_gateway_retries_keep_the_policy_of_the_call() -> None:
 
 
 def test_a_slow_decision_is_marked_and_counted_but_decided_normally() -> None:
-    from gateway.metrics import Metrics
+    from gateway.proxy.metrics import Metrics
 
     fast_policy = parse_policy(b"version: 1\nlimits: {slow_decision_ms: 10000}\n", "fast.yaml")
     slow_policy = parse_policy(b"version: 1\nlimits: {slow_decision_ms: 0.000001}\n", "slow.yaml")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.headers import (
+from gateway.proxy.headers import (
     HostGuard,
     downstream_response_headers,
     split_host,

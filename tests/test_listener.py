@@ -1,4 +1,4 @@
-"""Client-side timeouts and the connection cap (gateway/listener.py), with real sockets: the
+"""Client-side timeouts and the connection cap (gateway/proxy/listener.py), with real sockets: the
 gateway runs the way ``serve`` runs it (``AppRunner`` + the guarded site on port 0) in front of a
 real aiohttp upstream; the attacking clients are raw sockets.
 
@@ -22,12 +22,12 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from gateway.allocator import malloc_trim
-from gateway.app import GUARD, make_app
-from gateway.config import Limits, Timeouts, load_settings
 from gateway.errors import ConfigError
-from gateway.listener import _HEADER_TIMEOUT_RESPONSE, ConnectionGuard, GuardedSite
 from gateway.policy.loader import load_policy
+from gateway.proxy.allocator import malloc_trim
+from gateway.proxy.app import GUARD, make_app
+from gateway.proxy.config import Limits, Timeouts, load_settings
+from gateway.proxy.listener import _HEADER_TIMEOUT_RESPONSE, ConnectionGuard, GuardedSite
 from tests.relay_harness import DEFAULT_POLICY, TEST_KEYS, settings_for
 
 CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}'

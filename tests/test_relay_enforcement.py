@@ -16,9 +16,9 @@ import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from gateway.app import make_app
 from gateway.policy.loader import load_policy
-from gateway.reload import reload_policy
+from gateway.proxy.app import make_app
+from gateway.proxy.reload import reload_policy
 from tests.relay_harness import (
     DEFAULT_POLICY,
     INIT,

@@ -174,8 +174,8 @@ def _dead_port() -> int:
 async def test_upstream_down_gives_502_with_request_id() -> None:
     from aiohttp.test_utils import TestServer
 
-    from gateway.app import make_app
     from gateway.policy.loader import load_policy
+    from gateway.proxy.app import make_app
     from tests.relay_harness import DEFAULT_POLICY, TEST_KEYS, settings_for
 
     app = make_app(
@@ -599,9 +599,9 @@ async def test_redirects_are_passed_to_the_client_not_followed() -> None:
 async def test_several_upstreams_are_served_under_their_names() -> None:
     from aiohttp.test_utils import TestServer
 
-    from gateway.app import make_app
-    from gateway.config import Settings
     from gateway.policy.loader import load_policy
+    from gateway.proxy.app import make_app
+    from gateway.proxy.config import Settings
     from tests.relay_harness import DEFAULT_POLICY, TEST_KEYS
 
     def upstream_app(name: str) -> web.Application:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from gateway.cli import _build_parser
-from gateway.config import PACKAGED_POLICIES, load_settings
-from gateway.serve import _overrides, resolve_flags
+from gateway.proxy.config import PACKAGED_POLICIES, load_settings
+from gateway.proxy.serve import _overrides, resolve_flags
 from tests.peers.procs import ROOT, free_port, peer_env, read_log_events
 
 
@@ -170,7 +170,7 @@ def test_port_in_use_names_how_the_address_was_set(tmp_path: Path, how: str) -> 
 def test_serve_runs_on_the_system_allocator_unless_the_operator_chose_one(
     tmp_path: Path, how: str
 ) -> None:
-    """gateway/allocator.py: the same process (same pid) re-executed with PYTHONMALLOC=malloc."""
+    """gateway/proxy/allocator.py: the same process (same pid) re-executed with PYTHONMALLOC=malloc."""
     if sys.platform != "linux" or platform.libc_ver()[0] != "glibc":
         pytest.skip("the system allocator is chosen on glibc only")
     port = free_port()

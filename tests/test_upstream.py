@@ -20,7 +20,7 @@ from cryptography.x509.oid import NameOID
 from yarl import URL
 
 from gateway import upstream as up
-from gateway.upstream import UpstreamClient, UpstreamError, UpstreamResponse, UpstreamTimeout
+from gateway.proxy.upstream import UpstreamClient, UpstreamError, UpstreamResponse, UpstreamTimeout
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, "Server"], Awaitable[None]]
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"

@@ -52,10 +52,10 @@ from aiohttp import web
 from aiohttp.streams import StreamReader
 
 from gateway import errors
-from gateway.allocator import TRIM_INTERVAL, Trimmer, malloc_trim
 from gateway.audit.logs import get_logger
-from gateway.config import Settings
-from gateway.metrics import Metrics
+from gateway.proxy.allocator import TRIM_INTERVAL, Trimmer, malloc_trim
+from gateway.proxy.config import Settings
+from gateway.proxy.metrics import Metrics
 from gateway.wire.jsonrpc import error_response
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -180,7 +180,7 @@ class ConnectionGuard:
 
     async def give_back_memory(self, interval: float = TRIM_INTERVAL) -> None:
         """Forever: every ``interval`` s, when connections fell well below their peak, hand the
-        memory they held back to the system (``gateway/allocator.py``).
+        memory they held back to the system (``gateway/proxy/allocator.py``).
 
         A closed connection's objects sit in reference cycles (protocol, transport, tasks), so
         they are freed only by a full collection; it runs on the loop (a few milliseconds, as

@@ -38,12 +38,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from gateway.allocator import give_back_freed_memory
 from gateway.audit.logs import AuditFile, configure_logging, get_logger
-from gateway.config import LOG_LEVELS, Settings, load_settings, parse_listen
 from gateway.demo.process import child_process, free_port
 from gateway.enforce.seal import KeyRing
 from gateway.errors import ConfigError, PolicyError
+from gateway.proxy.allocator import give_back_freed_memory
+from gateway.proxy.config import LOG_LEVELS, Settings, load_settings, parse_listen
 
 SINGLE_UPSTREAM = "default"
 
@@ -214,8 +214,8 @@ async def _run(
 ) -> None:
     from aiohttp import web  # noqa: PLC0415 - after the worker processes' metrics set-up
 
-    from gateway.app import GUARD, POLICY, RELAY, make_app  # noqa: PLC0415
-    from gateway.reload import WATCH_INTERVAL, policy_watcher, reload_policy  # noqa: PLC0415
+    from gateway.proxy.app import GUARD, POLICY, RELAY, make_app  # noqa: PLC0415
+    from gateway.proxy.reload import WATCH_INTERVAL, policy_watcher, reload_policy  # noqa: PLC0415
 
     log = get_logger("gateway")
     app = make_app(settings, policy, keys)
@@ -236,7 +236,7 @@ async def _run(
     runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     host, port = parse_listen(settings.listen)
-    # Header / body / keep-alive timeouts and the connection cap (gateway/listener.py).
+    # Header / body / keep-alive timeouts and the connection cap (gateway/proxy/listener.py).
     site = app[GUARD].site(runner, host, port, reuse_port=reuse_port)
     await site.start()
     stop = asyncio.Event()
@@ -354,7 +354,7 @@ class _Supervisor:
         self.signal_workers(signal.SIGTERM)
 
     def reload(self, trigger: str) -> None:
-        from gateway.reload import reload_from_file  # noqa: PLC0415 - after the metrics set-up
+        from gateway.proxy.reload import reload_from_file  # noqa: PLC0415 - after the metrics set-up
 
         new = reload_from_file(
             self.settings.policy, self.policy, process="supervisor", trigger=trigger
@@ -371,7 +371,7 @@ class _Supervisor:
 
     def watch(self) -> None:
         """The policy file changed: reload (the workers watch the file themselves)."""
-        from gateway.reload import file_revision  # noqa: PLC0415
+        from gateway.proxy.reload import file_revision  # noqa: PLC0415
 
         revision = file_revision(self.settings.policy)
         if revision is not None and revision != self.seen:

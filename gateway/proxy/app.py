@@ -14,16 +14,16 @@ from yarl import URL
 
 from gateway.audit.logs import get_logger
 from gateway.audit.records import AuditSink
-from gateway.config import Settings, parse_listen
 from gateway.enforce.enforcer import Enforcer
 from gateway.enforce.exchange import Observer
 from gateway.enforce.seal import KeyRing
-from gateway.headers import HostGuard, is_loopback_host
-from gateway.listener import ConnectionGuard
-from gateway.metrics import CONTENT_TYPE, Metrics
 from gateway.policy.loader import Policy
-from gateway.relay import Relay, Target
-from gateway.upstream import UpstreamClient
+from gateway.proxy.config import Settings, parse_listen
+from gateway.proxy.headers import HostGuard, is_loopback_host
+from gateway.proxy.listener import ConnectionGuard
+from gateway.proxy.metrics import CONTENT_TYPE, Metrics
+from gateway.proxy.relay import Relay, Target
+from gateway.proxy.upstream import UpstreamClient
 from gateway.wire.era import era_of_version
 
 SETTINGS = web.AppKey("settings", Settings)

@@ -100,7 +100,7 @@ class Metrics:
         self.memory_trims = Counter(
             "gateway_memory_trims",
             "Times freed memory was handed back to the system after open connections fell "
-            "(gateway/allocator.py).",
+            "(gateway/proxy/allocator.py).",
             registry=r,
         )
         self.slow_decisions = Counter(

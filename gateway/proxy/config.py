@@ -45,7 +45,7 @@ class Limits(_Strict):
     max_event_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     max_json_depth: int = Field(default=64, ge=4, le=1000)
     # Client connections open at once per listener (per worker process); above it a new
-    # connection gets a 503 and is closed at once (gateway/listener.py).
+    # connection gets a 503 and is closed at once (gateway/proxy/listener.py).
     max_connections: int = Field(default=4096, ge=1, le=1_000_000)
 
 
@@ -53,7 +53,7 @@ class Timeouts(_Strict):
     connect: float = Field(default=5.0, gt=0)  # TCP connect to the upstream
     response: float = Field(default=60.0, gt=0)  # request sent → response headers
     idle: float = Field(default=300.0, gt=0)  # longest silence on a body or SSE stream
-    # Client side (gateway/listener.py): connection accepted, or first byte of a kept-alive
+    # Client side (gateway/proxy/listener.py): connection accepted, or first byte of a kept-alive
     # connection's next request → complete request head; head → complete body; a kept-alive
     # connection's silence between requests.
     header: float = Field(default=10.0, gt=0)

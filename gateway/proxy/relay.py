@@ -22,15 +22,15 @@ from yarl import URL
 
 from gateway import errors
 from gateway.carriers.capabilities import client_name, modes_from_initialize, modes_from_meta
-from gateway.config import Settings
 from gateway.enforce.enforcer import Context, Enforcer, ServerOutcome
 from gateway.enforce.exchange import Exchange, Observer
 from gateway.enforce.seal import KeyRing, SealError
 from gateway.enforce.tokens import SessionClaims, credential_digest, open_session, seal_session
 from gateway.errors import ProtocolError, UpstreamUnavailable
-from gateway.headers import HostGuard, downstream_response_headers, upstream_request_headers
-from gateway.metrics import Metrics
-from gateway.upstream import UpstreamClient, UpstreamError, UpstreamResponse, UpstreamTimeout
+from gateway.proxy.config import Settings
+from gateway.proxy.headers import HostGuard, downstream_response_headers, upstream_request_headers
+from gateway.proxy.metrics import Metrics
+from gateway.proxy.upstream import UpstreamClient, UpstreamError, UpstreamResponse, UpstreamTimeout
 from gateway.wire.era import Era, era_of_version, header_mismatch
 from gateway.wire.jsonrpc import (
     JSONParseError,
@@ -261,7 +261,7 @@ class Relay:
                 if len(body) > self._max_request:
                     raise too_large
         except TimeoutError as exc:
-            # timeouts.body ran out while the body was arriving (gateway/listener.py raises
+            # timeouts.body ran out while the body was arriving (gateway/proxy/listener.py raises
             # BodyTimeout into the body stream): 408, and the listener closes the connection.
             raise ProtocolError(
                 "Request body timeout", jsonrpc_code=errors.INVALID_REQUEST, http_status=408

@@ -18,11 +18,11 @@ from typing import Any
 
 from aiohttp import web
 
-from gateway.app import METRICS, POLICY, SETTINGS
 from gateway.audit.logs import get_logger
 from gateway.errors import PolicyError
 from gateway.policy.engine import warm_policy
 from gateway.policy.loader import Policy, load_policy
+from gateway.proxy.app import METRICS, POLICY, SETTINGS
 
 WATCH_INTERVAL = web.AppKey("policy_watch_interval", float)
 
