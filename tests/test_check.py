@@ -151,7 +151,7 @@ def test_validate_missing_file(tmp_path: Path) -> None:
 def test_check_matches_the_engine_on_the_corpus(tmp_path: Path) -> None:
     """The CLI and the in-process engine agree on every corpus case (one subprocess; no clock
     takes part in a decision, so a loaded machine decides like an idle one)."""
-    from gateway.check import parse_capabilities
+    from gateway.cli.check import parse_capabilities
     from gateway.policy.engine import evaluate
     from gateway.policy.loader import load_policy
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.cli import _build_parser
+from gateway.cli.main import _build_parser
 from gateway.proxy.config import PACKAGED_POLICIES, load_settings
 from gateway.proxy.serve import _overrides, resolve_flags
 from tests.peers.procs import ROOT, free_port, peer_env, read_log_events

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 import yaml
 
-from gateway.cli import _build_parser
+from gateway.cli.main import _build_parser
 from gateway.enforce.seal import KeyRing
 from gateway.errors import ConfigError
 

@@ -22,7 +22,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from gateway.cli import _build_parser
+from gateway.cli.main import _build_parser
 from gateway.enforce.seal import KeyRing
 from gateway.errors import ConfigError
 from gateway.policy.loader import load_policy

@@ -124,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_serve(args)
     if args.command == "check":
-        from gateway.check import run_check  # noqa: PLC0415
+        from gateway.cli.check import run_check  # noqa: PLC0415
 
         return run_check(
             policy_path=args.policy,
@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_demo(args.policy, sys.stdout, sys.stderr)
     if args.command == "validate-policy":
-        from gateway.check import run_validate  # noqa: PLC0415
+        from gateway.cli.check import run_validate  # noqa: PLC0415
 
         return run_validate(args.file, stdout=sys.stdout, stderr=sys.stderr)
     return 2  # pragma: no cover - argparse enforces the choices
