@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from gateway.errors import ConfigError
 
 # The shipped policies are package data (gateway/data/policies/, byte-identical to the documented
-# top-level policies/, which is their source: tests/test_config.py checks the copy), so the
+# top-level policies/, which is their source: tests/proxy/test_config.py checks the copy), so the
 # default resolves wherever the gateway runs, not against the working directory.
 PACKAGED_POLICIES = Path(str(resources.files("gateway").joinpath("data", "policies")))
 DEFAULT_POLICY = str(PACKAGED_POLICIES / "default.yaml")

@@ -210,7 +210,7 @@ def test_evidence_never_reaches_the_audit_line_or_the_metrics() -> None:
     """A field titled exactly with a lexicon term: the decision explains itself (concept, term,
     language), but the rendered audit JSON and the metrics keep only codes, paths and the
     value-free detail — neither the term, nor the evidence, nor the input's text."""
-    policy = load_policy(Path(__file__).resolve().parents[1] / "policies" / "default.yaml")
+    policy = load_policy(Path(__file__).resolve().parents[2] / "policies" / "default.yaml")
     title = TERM.capitalize()  # "Mot de passe", as a server would write it
     params = {
         "mode": "form",

@@ -39,7 +39,7 @@ def test_the_console_script_is_reexecuted_under_its_own_name_on_the_system_alloc
 
 @needs_glibc
 def test_python_dash_m_gateway_is_reexecuted_as_python_dash_m_gateway() -> None:
-    main = str(Path(__file__).resolve().parents[1] / "gateway" / "__main__.py")
+    main = str(Path(__file__).resolve().parents[2] / "gateway" / "__main__.py")
     plan = reexec_argv("/usr/bin/python3", [main, "serve"], {})
     assert plan is not None
     assert plan[0] == ["/usr/bin/python3", "-m", "gateway", "serve"]

@@ -60,7 +60,7 @@ def test_packaged_policies_are_the_policies_directory_byte_for_byte() -> None:
     """policies/ (the documented, edited copy) is the source; gateway/data/policies/ ships it
     inside the package so the default resolves from any working directory. After editing a
     policy: cp policies/*.yaml gateway/data/policies/."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     shipped = {p.name: p.read_bytes() for p in PACKAGED_POLICIES.glob("*.yaml")}
     source = {p.name: p.read_bytes() for p in (root / "policies").glob("*.yaml")}
     assert source, "no policies/*.yaml"

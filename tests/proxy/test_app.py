@@ -17,8 +17,8 @@ from aiohttp.test_utils import TestServer
 from gateway.policy.loader import load_policy
 from gateway.proxy.app import UPSTREAM_TLS, make_app
 from gateway.proxy.config import Settings
+from tests.proxy.test_upstream import _self_signed
 from tests.relay_harness import DEFAULT_POLICY, TEST_KEYS
-from tests.test_upstream import _self_signed
 
 CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t","arguments":{}}}'
 RESULT = b'{"jsonrpc":"2.0","id":7,"result":{"content":[]}}'
