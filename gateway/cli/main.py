@@ -137,6 +137,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             stderr=sys.stderr,
         )
     if args.command == "demo":
+        from gateway.errors import ConfigError  # noqa: PLC0415
+        from gateway.proxy.serve import require_demo_extra  # noqa: PLC0415
+
+        try:
+            require_demo_extra("the demo")
+        except ConfigError as exc:
+            print(f"elicitation-gateway: error: {exc}", file=sys.stderr)
+            return 2
         from gateway.demo.run import run_demo  # noqa: PLC0415
 
         return run_demo(args.policy, sys.stdout, sys.stderr)

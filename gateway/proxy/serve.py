@@ -27,6 +27,7 @@ import contextlib
 import ctypes
 import errno
 import gc
+import importlib.util
 import multiprocessing
 import os
 import shutil
@@ -46,6 +47,9 @@ from gateway.proxy.allocator import give_back_freed_memory
 from gateway.proxy.config import LOG_LEVELS, Settings, load_settings, parse_listen
 
 SINGLE_UPSTREAM = "default"
+# The demo upstream and the `demo` command are written with the MCP SDK, an optional extra.
+DEMO_SDK = ("mcp", "mcp_types")
+DEMO_EXTRA = "pip install 'elicitation-gateway[demo]'"
 
 # Flag (argparse dest) → environment variable. GATEWAY_KEYS is read by the key ring itself.
 ENVIRONMENT = {
@@ -180,9 +184,17 @@ def claim_port(host: str, port: int, label: str, *, share: bool) -> list[socket.
     return held
 
 
+def require_demo_extra(what: str) -> None:
+    """Fail with the command that installs the demo extra when the MCP SDK is missing (looked up,
+    not imported: the SDK is only loaded by the demo's own processes)."""
+    if any(importlib.util.find_spec(name) is None for name in DEMO_SDK):
+        raise ConfigError(f"{what} needs the MCP SDK, which is not installed: {DEMO_EXTRA}")
+
+
 @contextlib.contextmanager
 def demo_upstream() -> Iterator[str]:
     """Start the bundled demo MCP server on a free loopback port; yield its URL."""
+    require_demo_extra("--demo-upstream")
     port = free_port()
     argv = [sys.executable, "-m", "gateway.demo.upstream", "--port", str(port)]
     with child_process(argv, port, "demo upstream", start_timeout=20):

@@ -88,3 +88,38 @@ def test_flag_type_errors_are_one_line_naming_the_flag() -> None:
     assert done.returncode == 2
     line = one_error_line(done)
     assert "--workers" in line and "--help" in line
+
+
+# The MCP SDK made unimportable, as in an install without the demo extra (argv is passed to
+# main(), so `serve` does not re-execute itself and lose the patch).
+WITHOUT_SDK = (
+    "import sys; sys.modules['mcp'] = sys.modules['mcp_types'] = None; "
+    "from gateway.cli.main import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+@pytest.mark.parametrize(
+    ("argv", "what"),
+    [(["serve", "--demo-upstream", *UPSTREAM[2:]], "--demo-upstream"), (["demo"], "the demo")],
+    ids=["serve-demo-upstream", "demo"],
+)
+def test_the_demo_without_its_extra_names_the_install_command(argv: list[str], what: str) -> None:
+    """``mcp`` is an optional extra (``[demo]``): without it the demo refuses to start, in one
+    line naming the command that installs it."""
+    clean = {k: v for k, v in peer_env().items() if not k.startswith("GATEWAY_")}
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_SDK, *argv],
+        cwd=ROOT,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert line == (
+        f"elicitation-gateway: error: {what} needs the MCP SDK, which is not installed: "
+        "pip install 'elicitation-gateway[demo]'"
+    )
+    assert "Traceback" not in done.stderr
