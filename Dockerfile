@@ -27,12 +27,18 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 WORKDIR /src
 COPY pyproject.toml constraints.txt README.md ./
 COPY gateway ./gateway
-# Build the project's wheel, then install it and every dependency from binary wheels only: a
-# dependency without a wheel for this platform fails the build instead of needing a compiler.
-# pip byte-compiles what it installs, so nothing is compiled (or written) at run time.
+# Optional extras of the project, none by default: the production image carries no MCP SDK.
+# deploy/compose.yaml builds its demo upstream with GATEWAY_EXTRAS=demo.
+ARG GATEWAY_EXTRAS=""
+# Build the project's wheel, then install it (with the extras asked for) and every dependency from
+# binary wheels only: a dependency without a wheel for this platform fails the build instead of
+# needing a compiler. pip byte-compiles what it installs, so nothing is compiled (or written) at
+# run time.
 RUN python -m venv /opt/venv \
     && /opt/venv/bin/pip wheel --no-deps --wheel-dir /tmp/wheels . \
-    && /opt/venv/bin/pip install --only-binary=:all: -c constraints.txt /tmp/wheels/*.whl \
+    && wheel="$(echo /tmp/wheels/*.whl)" \
+    && /opt/venv/bin/pip install --only-binary=:all: -c constraints.txt \
+        "${wheel}${GATEWAY_EXTRAS:+[${GATEWAY_EXTRAS}]}" \
     && /opt/venv/bin/elicitation-gateway --version
 
 # --- final: the venv, the reference policies, nothing else --------------------------------------

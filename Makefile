@@ -22,11 +22,12 @@ $(CONF_DIR)/node_modules/.installed: $(VENV)/.installed $(CONF_DIR)/package.json
 conformance-deps: $(CONF_DIR)/node_modules/.installed
 
 ## Run the gateway on 127.0.0.1:8080 in front of the bundled demo upstream, policies/default.yaml.
-## Installs only what running needs (no dev extras: those come with `make test` / `make install`).
+## Installs only what running needs: the gateway and the demo extra (the MCP SDK the demo upstream
+## is written with); no dev extras: those come with `make test` / `make install`.
 $(VENV)/.installed-run: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -c constraints.txt -e .
+	$(PY) -m pip install -q -c constraints.txt -e '.[demo]'
 	touch $@
 
 run: $(VENV)/.installed-run

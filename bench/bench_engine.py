@@ -25,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gateway.check import parse_capabilities  # noqa: E402
+from gateway.cli.check import parse_capabilities  # noqa: E402
 from gateway.policy.engine import evaluate  # noqa: E402
 from gateway.policy.envelope import serialized_size  # noqa: E402
 from gateway.policy.loader import load_policy  # noqa: E402

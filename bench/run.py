@@ -18,7 +18,7 @@ raw throughput when installed) are pinned to core 0, the proxy under test to cor
 * ``gateway+audit`` the same at ``--log-level info`` (audit lines on stdout to /dev/null),
   measured on throughput and elicitation traffic only;
 * ``gateway (pymalloc)`` the gateway with ``PYTHONMALLOC=pymalloc`` (CPython's own allocator;
-  ``serve`` otherwise runs on the system allocator, gateway/allocator.py), measured likewise.
+  ``serve`` otherwise runs on the system allocator, gateway/proxy/allocator.py), measured likewise.
 
 Scenarios: throughput (``tools/call`` with a 1 KB result, C connections) with the proxy's CPU
 µs per request (utime+stime from /proc/<pid>/stat); latency with one client; p99 at 50 % of the
@@ -70,7 +70,7 @@ NGINX_HELP = "nginx is not installed: run `apt-get update && apt-get install -y 
 
 DIRECT, NGINX, PASS, GATEWAY, AUDIT = "direct", "nginx", "passthrough", "gateway", "gateway+audit"
 # The gateway on CPython's own small-object allocator: `serve` runs on the system allocator (it
-# re-executes itself with PYTHONMALLOC=malloc, gateway/allocator.py); this target is its A/B.
+# re-executes itself with PYTHONMALLOC=malloc, gateway/proxy/allocator.py); this target is its A/B.
 PYMALLOC = "gateway (pymalloc)"
 EXTRAS = (AUDIT, PYMALLOC)  # measured on throughput and elicitation rounds only
 PROXIES = (NGINX, PASS, GATEWAY)

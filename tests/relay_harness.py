@@ -12,11 +12,11 @@ import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from gateway.app import make_app
-from gateway.audit import AuditSink
-from gateway.config import Settings
+from gateway.audit.records import AuditSink
+from gateway.enforce.seal import KeyRing
 from gateway.policy.loader import Policy, load_policy
-from gateway.seal import KeyRing
+from gateway.proxy.app import make_app
+from gateway.proxy.config import Settings
 
 DEFAULT_POLICY = "policies/default.yaml"
 TEST_KEYS = KeyRing([b"k" * 32])

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from gateway.check import parse_capabilities
+from gateway.cli.check import parse_capabilities
 from gateway.policy.engine import evaluate
 from gateway.policy.loader import Policy, load_policy
 

@@ -136,9 +136,9 @@ def _table(rows: Sequence[Row]) -> str:
 def run_demo(policy: str | None, stdout: TextIO, stderr: TextIO | None = None) -> int:
     """Run the demo; 0, or 2 with one line on ``stderr`` (bad policy, a peer that would not
     start: the line says why)."""
-    from gateway.config import DEFAULT_POLICY  # noqa: PLC0415
     from gateway.errors import ConfigError, PolicyError  # noqa: PLC0415
     from gateway.policy.loader import load_policy  # noqa: PLC0415
+    from gateway.proxy.config import DEFAULT_POLICY  # noqa: PLC0415
 
     policy = policy or DEFAULT_POLICY
     try:

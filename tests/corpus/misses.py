@@ -14,7 +14,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from gateway.check import parse_capabilities
+from gateway.cli.check import parse_capabilities
 from gateway.policy.engine import evaluate
 from gateway.policy.loader import load_policy
 

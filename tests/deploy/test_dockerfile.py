@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 import yaml
 
-from gateway.cli import _build_parser
+from gateway.cli.main import _build_parser
+from gateway.enforce.seal import KeyRing
 from gateway.errors import ConfigError
-from gateway.seal import KeyRing
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -376,6 +376,21 @@ def test_compose_services_are_locked_down(compose: dict[str, Any]) -> None:
         assert service["build"]["dockerfile"] == "Dockerfile"
         assert (COMPOSE.parent / service["build"]["context"] / "Dockerfile").is_file()
         assert not str(service["image"]).endswith(":latest")
+
+
+def test_only_the_demo_image_carries_the_demo_extra(
+    dockerfile: Dockerfile, compose: dict[str, Any]
+) -> None:
+    """The production image is built without extras (no MCP SDK); compose's demo upstream, which
+    is written with the SDK, asks for ``demo`` under an image name of its own."""
+    builder = next(s for s in dockerfile.stages if s.name == "builder")
+    assert [a.value for a in builder.all("ARG")] == ['GATEWAY_EXTRAS=""']
+    run = " ".join(i.value for i in builder.all("RUN"))
+    assert '"${wheel}${GATEWAY_EXTRAS:+[${GATEWAY_EXTRAS}]}"' in run
+    upstream, gateway = compose["services"]["upstream"], compose["services"]["gateway"]
+    assert upstream["build"]["args"] == {"GATEWAY_EXTRAS": "demo"}
+    assert "args" not in gateway["build"]
+    assert upstream["image"] != gateway["image"]
 
 
 def test_compose_gateway_fronts_the_demo_upstream(compose: dict[str, Any]) -> None:

@@ -22,11 +22,11 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from gateway.cli import _build_parser
-from gateway.config import load_settings
+from gateway.cli.main import _build_parser
+from gateway.enforce.seal import KeyRing
 from gateway.errors import ConfigError
 from gateway.policy.loader import load_policy
-from gateway.seal import KeyRing
+from gateway.proxy.config import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "kubernetes"

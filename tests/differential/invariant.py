@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from gateway.elicitation import field_names
+from gateway.carriers.extract import field_names
 from gateway.policy.engine import evaluate
 from gateway.policy.loader import Policy
 

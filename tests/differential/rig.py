@@ -1,4 +1,4 @@
-"""The differential rig: the real gateway (``gateway.app.make_app``, policies/default.yaml) in
+"""The differential rig: the real gateway (``gateway.proxy.app.make_app``, policies/default.yaml) in
 process on port 0 in front of the raw-bytes upstream, the victims that read its output exactly as
 the SDK clients do, and the invariant check for one hostile response.
 
@@ -40,8 +40,8 @@ from mcp.shared._context_streams import create_context_streams
 from mcp.shared._httpx_utils import create_mcp_http_client, sse_within_origin
 from mcp.shared.message import ClientMessageMetadata, SessionMessage
 
-from gateway.app import make_app
 from gateway.policy.loader import Policy, load_policy
+from gateway.proxy.app import make_app
 from tests.differential.hostile import HANDSHAKE, MODERN, Era
 from tests.differential.invariant import Parsed, elicitations_in, violations
 from tests.differential.rawupstream import RawUpstream

@@ -27,7 +27,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from gateway.seal import b64u
+from gateway.enforce.seal import b64u
 from tests.peers import procs
 from tests.peers.modes import ERA, LEGACY, MODERN, MODES
 from tests.peers.procs import (

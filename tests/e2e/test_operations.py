@@ -20,8 +20,8 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from gateway.seal import b64u
-from gateway.serve import EXIT_WINDOW, MAX_EXITS, RESTART_DELAY, RESTART_DELAY_MAX
+from gateway.enforce.seal import b64u
+from gateway.proxy.serve import EXIT_WINDOW, MAX_EXITS, RESTART_DELAY, RESTART_DELAY_MAX
 from tests.peers.procs import (
     ROOT,
     ClientWorker,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.seal import b64u
+from gateway.enforce.seal import b64u
 from tests.peers.nginx import round_robin_nginx
 from tests.peers.procs import (
     ClientWorker,

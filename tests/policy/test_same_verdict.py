@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from gateway.check import parse_capabilities
+from gateway.cli.check import parse_capabilities
 from gateway.detect.findings import Reason
 from gateway.policy.engine import evaluate
 from gateway.policy.loader import Policy, load_policy

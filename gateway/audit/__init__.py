@@ -1,0 +1,1 @@
+"""Audit: the records of decisions and answers (sans-IO), and the JSON log lines they become."""

@@ -1,0 +1,159 @@
+"""Command line: ``elicitation-gateway {serve,check,validate-policy}``."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from gateway import __version__
+
+# As gateway.proxy.config (not imported: start-up).
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line naming the flag, exit 2 (the full usage is in ``--help``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="elicitation-gateway",
+        description="Security gateway for MCP elicitation (reverse proxy + policy engine).",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the reverse proxy")
+    serve.add_argument("--listen", help="HOST:PORT to listen on (default 127.0.0.1:8080)")
+    serve.add_argument(
+        "--upstream", help="URL of the single upstream MCP endpoint (served at /mcp)"
+    )
+    serve.add_argument(
+        "--policy", help="policy YAML file (default: the shipped policies/default.yaml)"
+    )
+    serve.add_argument("--config", help="gateway YAML config (several upstreams, limits, timeouts)")
+    serve.add_argument(
+        "--demo-upstream",
+        action="store_true",
+        help="start the bundled demo MCP server and use it as the upstream",
+    )
+    serve.add_argument(
+        "--key-file",
+        default=None,
+        help="sealing keys, one base64url key per line, newest first (else $GATEWAY_KEYS)",
+    )
+    serve.add_argument(
+        "--watch-policy",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="also reload the policy when its file changes (checked every SECONDS)",
+    )
+    serve.add_argument(
+        "--audit-file",
+        default=None,
+        help="append the audit trail (gateway.audit) to this file instead of stdout",
+    )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes sharing the port (default: one per core)",
+    )
+    serve.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=None,
+        help="on SIGTERM, how long requests in flight may take to finish (default 20)",
+    )
+    serve.add_argument(
+        "--log-level",
+        default=None,
+        type=str.lower,
+        choices=LOG_LEVELS,
+        help="debug, info (default), warning or error",
+    )
+
+    check = sub.add_parser("check", help="evaluate elicitations (JSON lines on stdin)")
+    check.add_argument("--policy", required=True, help="policy YAML file")
+    check.add_argument(
+        "--capabilities", default="form,url", help="declared modes, e.g. form,url (default)"
+    )
+    check.add_argument("--server", default=None, help="upstream name for per-server overrides")
+    check.add_argument(
+        "--era",
+        choices=("handshake", "modern"),
+        default=None,
+        help="protocol era of the requests (era-specific rules; default: off)",
+    )
+    check.add_argument(
+        "--explain",
+        action="store_true",
+        help="after each verdict line, one line per finding for people: action, reason, path, "
+        "concept, signal, lexicon term and language",
+    )
+
+    demo = sub.add_parser("demo", help="show the gateway at work on benign and phishing requests")
+    demo.add_argument(
+        "--policy", default=None, help="policy YAML file (default: the shipped default policy)"
+    )
+
+    validate = sub.add_parser("validate-policy", help="validate a policy file")
+    validate.add_argument("file", help="policy YAML file")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    if args.command == "serve":
+        if argv is None:  # started as a command, not called from Python
+            from gateway.proxy.allocator import reexec_with_system_allocator  # noqa: PLC0415
+
+            reexec_with_system_allocator()  # returns only when it is not wanted
+        # Until `serve` takes them over (it remembers them from its first line), SIGHUP and
+        # SIGUSR1 must not end the process; nothing is loaded or opened yet, so nothing is lost.
+        for signum in (signal.SIGHUP, signal.SIGUSR1):
+            signal.signal(signum, signal.SIG_IGN)
+        from gateway.proxy.serve import run_serve  # noqa: PLC0415 - keep `check` start-up light
+
+        return run_serve(args)
+    if args.command == "check":
+        from gateway.cli.check import run_check  # noqa: PLC0415
+
+        return run_check(
+            policy_path=args.policy,
+            capabilities=args.capabilities,
+            server=args.server,
+            era=args.era,
+            explain=args.explain,
+            stdin=sys.stdin,
+            stdout=sys.stdout,
+            stderr=sys.stderr,
+        )
+    if args.command == "demo":
+        from gateway.errors import ConfigError  # noqa: PLC0415
+        from gateway.proxy.serve import require_demo_extra  # noqa: PLC0415
+
+        try:
+            require_demo_extra("the demo")
+        except ConfigError as exc:
+            print(f"elicitation-gateway: error: {exc}", file=sys.stderr)
+            return 2
+        from gateway.demo.run import run_demo  # noqa: PLC0415
+
+        return run_demo(args.policy, sys.stdout, sys.stderr)
+    if args.command == "validate-policy":
+        from gateway.cli.check import run_validate  # noqa: PLC0415
+
+        return run_validate(args.file, stdout=sys.stdout, stderr=sys.stderr)
+    return 2  # pragma: no cover - argparse enforces the choices
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Enforce (sans-IO): acting on decisions per carrier, sealed tokens, checks on answers."""

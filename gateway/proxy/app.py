@@ -1,0 +1,238 @@
+"""Application wiring: routes, typed app state and the shared upstream client."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from yarl import URL
+
+from gateway.audit.logs import get_logger
+from gateway.audit.records import AuditSink
+from gateway.enforce.enforcer import Enforcer
+from gateway.enforce.exchange import Observer
+from gateway.enforce.seal import KeyRing
+from gateway.policy.loader import Policy
+from gateway.proxy.config import Settings, parse_listen
+from gateway.proxy.headers import HostGuard, is_loopback_host
+from gateway.proxy.listener import ConnectionGuard
+from gateway.proxy.metrics import CONTENT_TYPE, Metrics
+from gateway.proxy.relay import Relay, Target
+from gateway.proxy.upstream import UpstreamClient
+from gateway.wire.era import era_of_version
+
+SETTINGS = web.AppKey("settings", Settings)
+CLIENT = web.AppKey("client", UpstreamClient)
+RELAY = web.AppKey("relay", Relay)
+TARGETS = web.AppKey("targets", dict[str, Target])
+READY_CACHE = web.AppKey("ready_cache", dict[str, tuple[float, str | None]])
+# How https upstreams are verified (the relay's client and /readyz); default: the system store.
+UPSTREAM_TLS = web.AppKey("upstream_tls", ssl.SSLContext)
+ENFORCER = web.AppKey("enforcer", Enforcer)
+KEYS = web.AppKey("keys", KeyRing)
+METRICS = web.AppKey("metrics", Metrics)
+GUARD = web.AppKey("connection_guard", ConnectionGuard)  # client-side timeouts, connection cap
+
+
+class PolicyRef:
+    """The current policy. A reload builds a whole new Policy and swaps this one reference;
+    requests in flight keep the Policy object they started with."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.current = policy
+
+    def __call__(self) -> Policy:
+        return self.current
+
+
+POLICY = web.AppKey("policy", PolicyRef)
+
+SINGLE_UPSTREAM = "default"
+
+
+def host_guard(settings: Settings) -> HostGuard:
+    """DNS-rebinding protection: on by default for loopback listeners (only loopback Host and
+    Origin values pass), off by default otherwise; explicit allow-lists extend it."""
+    host, _ = parse_listen(settings.listen)
+    sec = settings.security
+    loopback = is_loopback_host(host.lower())
+    enabled = sec.dns_rebinding_protection == "on" or (
+        sec.dns_rebinding_protection == "auto" and (loopback or bool(sec.allowed_hosts))
+    )
+    return HostGuard(
+        enabled=enabled,
+        allowed_hosts=frozenset(h.lower() for h in sec.allowed_hosts),
+        allowed_origins=frozenset(o.lower() for o in sec.allowed_origins),
+        loopback_only=loopback or not sec.allowed_hosts,
+    )
+
+
+def targets_of(settings: Settings) -> dict[str, Target]:
+    return {name: Target(name, URL(up.url)) for name, up in settings.upstreams.items()}
+
+
+def _audit_sink(metrics: Metrics, extra: AuditSink | None) -> AuditSink:
+    """Audit records go to the ``gateway.audit`` logger (one JSON line each) and to metrics."""
+    log = get_logger("gateway.audit")
+
+    def emit(record: dict[str, Any]) -> None:
+        metrics.record_audit(record)
+        if extra is not None:
+            extra(dict(record))
+        fields = dict(record)
+        event = fields.pop("event")
+        log.info(event, **fields)
+
+    return emit
+
+
+def _secret_scanner() -> Callable[[str, str], list[Any]]:
+    from gateway.detect.secrets import scan_secrets  # noqa: PLC0415 - heavy import
+
+    def scan(text: str, path: str) -> list[Any]:
+        return scan_secrets(text, path)
+
+    return scan
+
+
+def make_app(
+    settings: Settings, policy: Policy, keys: KeyRing, audit: AuditSink | None = None
+) -> web.Application:
+    app = web.Application(client_max_size=settings.limits.max_request_bytes)
+    app[SETTINGS] = settings
+    app[POLICY] = PolicyRef(policy)
+    app[KEYS] = keys
+    app[METRICS] = Metrics()
+    app[GUARD] = ConnectionGuard.from_settings(settings, app[METRICS])
+    app.middlewares.append(app[GUARD].middleware)
+    app[ENFORCER] = Enforcer(
+        keys,
+        app[POLICY],
+        _audit_sink(app[METRICS], audit),
+        secret_scanner=_secret_scanner(),
+        request_ttl=settings.tokens.request_ttl,
+        state_ttl=settings.tokens.state_ttl,
+    )
+    app[TARGETS] = targets_of(settings)
+    app[READY_CACHE] = {}
+    app.cleanup_ctx.append(_upstream_client)
+    app.cleanup_ctx.append(_memory_keeper)
+    app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/readyz", _readyz)
+    app.router.add_get("/metrics", _metrics)
+    for name, target in app[TARGETS].items():
+        path = "/mcp" if name == SINGLE_UPSTREAM else f"/servers/{name}/mcp"
+        handler = _mcp_handler(target)
+        for method in ("POST", "GET", "DELETE"):
+            app.router.add_route(method, path, handler)
+    return app
+
+
+def _mcp_handler(target: Target) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def handler(request: web.Request) -> web.StreamResponse:
+        relay = request.app[RELAY]
+        response = await relay.handle(request, target)
+        if relay.draining and not response.prepared:
+            response.force_close()  # no further requests on this connection while draining
+        era = era_of_version(request.headers.get("MCP-Protocol-Version")).value
+        request.app[METRICS].request(era, request.method, response.status)
+        return response
+
+    return handler
+
+
+async def _memory_keeper(app: web.Application) -> AsyncIterator[None]:
+    """Hands memory back after a burst of connections (``ConnectionGuard.give_back_memory``)."""
+    task = asyncio.create_task(app[GUARD].give_back_memory())
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def _upstream_client(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    t = settings.timeouts
+    if UPSTREAM_TLS not in app:
+        app[UPSTREAM_TLS] = ssl.create_default_context()
+    client = UpstreamClient(
+        connect_timeout=t.connect,
+        response_timeout=t.response,
+        idle_timeout=t.idle,
+        ssl_context=app[UPSTREAM_TLS],
+    )
+    app[CLIENT] = client
+    logger = get_logger("gateway.relay")
+    app[RELAY] = Relay(
+        settings=settings,
+        client=client,
+        observer=Observer(get_logger("gateway.observe")),
+        guard=host_guard(settings),
+        logger=logger,
+        enforcer=app[ENFORCER],
+        keys=app[KEYS],
+        metrics=app[METRICS],
+    )
+    yield
+    await client.close()
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    return web.Response(body=request.app[METRICS].render(), headers={"Content-Type": CONTENT_TYPE})
+
+
+async def _healthz(_: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+async def _reachable(
+    target: Target, timeout: float, tls: ssl.SSLContext | None = None
+) -> str | None:
+    """None when the upstream accepts a connection — for https, a TLS handshake verified the way
+    the relay's client verifies it; else why not: ``connect``, ``timeout`` or ``tls``."""
+    host, port = target.url.host, target.url.port
+    if host is None or port is None:
+        return "connect"
+    context: ssl.SSLContext | None = None
+    if target.url.scheme == "https":
+        context = tls or ssl.create_default_context()
+    try:
+        async with asyncio.timeout(timeout):
+            _, writer = await asyncio.open_connection(
+                host, port, ssl=context, server_hostname=host if context is not None else None
+            )
+    except ssl.SSLError:  # certificate not trusted, wrong name, protocol failure
+        return "tls"
+    except TimeoutError:
+        return "timeout"
+    except OSError:
+        return "connect"
+    writer.close()
+    with contextlib.suppress(OSError, ssl.SSLError):
+        await writer.wait_closed()
+    return None
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    """Ready once the config and policy are loaded; upstream reachability is reported (a TCP
+    connect, and the TLS handshake for https; cached for 2 s) but does not make the gateway
+    unready. An unreachable upstream carries a ``reason``: connect, timeout or tls."""
+    if request.app[RELAY].draining:
+        return web.json_response({"status": "draining"}, status=503)
+    cache = request.app[READY_CACHE]
+    now = time.monotonic()
+    report: dict[str, Any] = {}
+    tls = request.app.get(UPSTREAM_TLS)
+    for name, target in request.app[TARGETS].items():
+        cached = cache.get(name)
+        if cached is None or now - cached[0] > 2.0:
+            cached = (now, await _reachable(target, 1.0, tls))
+            cache[name] = cached
+        why = cached[1]
+        report[name] = {"reachable": True} if why is None else {"reachable": False, "reason": why}
+    return web.json_response({"status": "ready", "upstreams": report})

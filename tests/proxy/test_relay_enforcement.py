@@ -1,0 +1,213 @@
+"""Enforcement through the real relay (issue 9): replayed answers, undeclared modes, answers with
+unsealed ids, and the policy snapshot of a stream. Real aiohttp servers on port 0 (a scripted
+upstream and the gateway), real sockets, no mocks."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from gateway.policy.loader import load_policy
+from gateway.proxy.app import make_app
+from gateway.proxy.reload import reload_policy
+from tests.relay_harness import (
+    DEFAULT_POLICY,
+    INIT,
+    INIT_RESULT,
+    JSON_HEADERS,
+    TEST_KEYS,
+    UPSTREAM_SID,
+    running,
+    settings_for,
+)
+
+CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}'
+CANARY = "AKIAQYLPMN5HFIQR7XQZ"
+PROFILE = {
+    "mode": "form",
+    "message": "Profile needed",
+    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+}
+PASSWORD = {
+    "mode": "form",
+    "message": "Sign in again",
+    "requestedSchema": {"type": "object", "properties": {"password": {"type": "string"}}},
+}
+URL = {
+    "mode": "url",
+    "message": "Connect",
+    "url": "https://example.com/connect",
+    "elicitationId": "e1",
+}
+
+
+def _event(rid: int, params: dict[str, Any]) -> bytes:
+    message = {"jsonrpc": "2.0", "id": rid, "method": "elicitation/create", "params": params}
+    return b"event: message\r\ndata: " + json.dumps(message).encode() + b"\r\n\r\n"
+
+
+def _messages(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
+
+
+class Upstream:
+    """A scripted handshake-era server: a POST of a request answers with ``events`` on SSE; a
+    POST of a response (an elicitation answer) is recorded and answered 202."""
+
+    def __init__(self, *events: bytes) -> None:
+        self.events = events
+        self.answers: list[dict[str, Any]] = []
+
+    async def __call__(self, request: web.Request) -> web.StreamResponse:
+        body = json.loads(await request.read())
+        if "method" not in body:
+            self.answers.append(body)
+            return web.Response(status=202)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        for event in self.events:
+            await resp.write(event)
+        return resp
+
+
+async def test_replayed_answer_is_forwarded_once_and_the_replay_gets_202() -> None:
+    up = Upstream(_event(11, PROFILE))
+    async with running(up) as h:
+        session = await h.initialize()
+        async with h.session.post(h.mcp, data=CALL, headers=session) as resp:
+            [request] = _messages(await resp.text())
+        token = request["id"]
+        assert token.startswith("gq1.")
+        answer = {
+            "jsonrpc": "2.0",
+            "id": token,
+            "result": {"action": "accept", "content": {"name": "Ada"}},
+        }
+        statuses = []
+        for _ in range(3):
+            async with h.session.post(h.mcp, json=answer, headers=session) as resp:
+                statuses.append(resp.status)
+                assert await resp.read() == b""
+    assert statuses == [202, 202, 202]
+    assert up.answers == [
+        {"jsonrpc": "2.0", "id": 11, "result": {"action": "accept", "content": {"name": "Ada"}}}
+    ]
+
+
+async def test_undeclared_mode_reaches_the_server_as_the_clients_own_error() -> None:
+    """The harness client declares form mode only; a URL elicitation is never shown and the
+    server gets the -32602 a form-only client answers, not a decline."""
+    up = Upstream(_event(12, URL))
+    async with running(up) as h:
+        session = await h.initialize()
+        async with h.session.post(h.mcp, data=CALL, headers=session) as resp:
+            assert _messages(await resp.text()) == []
+    assert up.answers == [
+        {
+            "jsonrpc": "2.0",
+            "id": 12,
+            "error": {
+                "code": -32602,
+                "message": "Client does not support URL-mode elicitation requests",
+            },
+        }
+    ]
+
+
+async def test_answers_with_unsealed_ids_are_checked_and_other_answers_pass() -> None:
+    up = Upstream()
+    roots = json.dumps(
+        {"jsonrpc": "2.0", "id": 5, "result": {"roots": [{"uri": "file:///srv", "name": "x"}]}}
+    ).encode()
+    async with running(up) as h:
+        session = await h.initialize()
+        smuggled = {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "result": {"action": "accept", "content": {"note": CANARY}},
+        }
+        async with h.session.post(h.mcp, json=smuggled, headers=session) as resp:
+            assert resp.status == 202
+        async with h.session.post(h.mcp, data=roots, headers=session) as resp:
+            assert resp.status == 202
+        seen = [await r.read() for r in h.seen]
+    assert json.loads(seen[0]) == {"jsonrpc": "2.0", "id": 4, "result": {"action": "decline"}}
+    assert seen[1] == roots  # a roots/list answer passes byte-exact
+    assert CANARY not in json.dumps(up.answers[0])
+
+
+@contextlib.asynccontextmanager
+async def _serve(
+    handler: Any, policy_path: Path, audit: list[dict[str, Any]]
+) -> AsyncIterator[tuple[str, web.Application]]:
+    async def upstream(request: web.Request) -> web.StreamResponse:
+        if request.method == "POST" and b'"initialize"' in await request.read():
+            return web.Response(
+                body=INIT_RESULT,
+                content_type="application/json",
+                headers={"Mcp-Session-Id": UPSTREAM_SID},
+            )
+        result: web.StreamResponse = await handler(request)
+        return result
+
+    up_app = web.Application()
+    up_app.router.add_post("/mcp", upstream)
+    async with TestServer(up_app, port=0) as up:
+        settings = settings_for(str(up.make_url("/mcp")), policy=str(policy_path))
+        app = make_app(settings, load_policy(policy_path), TEST_KEYS, audit.append)
+        async with TestServer(app, port=0) as gw:
+            yield str(gw.make_url("/mcp")), app
+
+
+async def test_policy_reload_between_two_events_of_one_stream_does_not_change_its_policy(
+    tmp_path: Path,
+) -> None:
+    """A stream keeps the policy it started with: a reload to shadow mode between two events
+    does not let the second (blocked) one through; the next request uses the new policy."""
+    policy_path = tmp_path / "policy.yaml"
+    shutil.copy(DEFAULT_POLICY, policy_path)
+    first_sent, reloaded = asyncio.Event(), asyncio.Event()
+    up = Upstream()
+    audit: list[dict[str, Any]] = []
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        body = json.loads(await request.read())
+        if "method" not in body:
+            up.answers.append(body)
+            return web.Response(status=202)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(_event(21, PROFILE))
+        first_sent.set()
+        await asyncio.wait_for(reloaded.wait(), 5)
+        await resp.write(_event(22, PASSWORD))
+        return resp
+
+    async with aiohttp.ClientSession() as http, _serve(handler, policy_path, audit) as (url, app):
+        async with http.post(url, data=INIT, headers=JSON_HEADERS) as resp:
+            sid = resp.headers["Mcp-Session-Id"]
+        headers = {**JSON_HEADERS, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+        async with http.post(url, data=CALL, headers=headers) as resp:
+            await asyncio.wait_for(first_sent.wait(), 5)
+            shutil.copy("policies/audit-only.yaml", policy_path)
+            assert reload_policy(app)
+            reloaded.set()
+            messages = _messages(await resp.text())
+        assert [m["params"]["message"] for m in messages] == ["Profile needed"]
+        assert up.answers == [{"jsonrpc": "2.0", "id": 22, "result": {"action": "decline"}}]
+        decisions = [r for r in audit if r["event"] == "elicitation.decision"]
+        assert [r["action"] for r in decisions] == ["allow", "block"]
+        assert len({r["policy_revision"] for r in decisions}) == 1
+        # A request that starts after the reload is judged by the new (shadow) policy.
+        async with http.post(url, data=CALL, headers=headers) as resp:
+            messages = _messages(await resp.text())
+        assert [m["params"]["message"] for m in messages] == ["Profile needed", "Sign in again"]

@@ -1,0 +1,199 @@
+"""`serve` configuration: flags > GATEWAY_* environment > config file > defaults."""
+
+from __future__ import annotations
+
+import platform
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from gateway.cli.main import _build_parser
+from gateway.proxy.config import PACKAGED_POLICIES, load_settings
+from gateway.proxy.serve import _overrides, resolve_flags
+from tests.peers.procs import ROOT, free_port, peer_env, read_log_events
+
+
+def test_flags_win_over_environment_and_environment_over_the_file(tmp_path: Path) -> None:
+    config = tmp_path / "gw.yaml"
+    config.write_text(
+        "listen: 127.0.0.1:7000\nlog_level: error\nworkers: 3\nupstreams: {a: {url: 'http://a/mcp'}}\n"
+    )
+    args = _build_parser().parse_args(["serve", "--listen", "127.0.0.1:9000"])
+    env = {
+        "GATEWAY_CONFIG": str(config),
+        "GATEWAY_LISTEN": "127.0.0.1:8000",
+        "GATEWAY_WORKERS": "2",
+        "GATEWAY_DRAIN_SECONDS": "7",
+    }
+    flags = resolve_flags(args, env)
+    settings = load_settings(flags["config"], _overrides(flags, None))
+    assert settings.listen == "127.0.0.1:9000"  # flag
+    assert settings.workers == 2  # environment over file
+    assert settings.drain_seconds == 7  # environment over default
+    assert settings.log_level == "error"  # file over default
+    assert settings.upstreams["a"].url == "http://a/mcp"
+
+
+def test_bad_startup_settings_exit_2_with_a_clear_message(tmp_path: Path) -> None:
+    for argv, needle in (
+        (
+            ["--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:9/mcp", "--workers", "2"],
+            "fixed port",
+        ),
+        (["--upstream", "ftp://x"], "upstreams.default.url"),
+        (
+            ["--upstream", "http://127.0.0.1:9/mcp", "--policy", str(tmp_path / "none.yaml")],
+            "none.yaml",
+        ),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "gateway", "serve", *argv],
+            cwd=ROOT,
+            env=peer_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2, (argv, done.stderr)
+        assert needle in done.stderr, (argv, done.stderr)
+
+
+SERVE = [sys.executable, "-m", "gateway", "serve", "--upstream", "http://127.0.0.1:9/mcp"]
+
+
+def wait_healthy(proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
+    """Until ``/healthz`` answers (30 s at most); the process must still be running."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    assert proc.poll() is None, log.read_text()
+
+
+def _holder(reuse_port: bool) -> socket.socket:
+    """A listening socket on a free loopback port, as another process would hold it (with
+    SO_REUSEPORT: like a running gateway's workers)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    return sock
+
+
+@pytest.mark.parametrize("reuse_port", [False, True], ids=["plain", "so-reuseport"])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_refuses_a_port_already_in_use(workers: str, reuse_port: bool) -> None:
+    """Before forking: exit 2, one line naming the flag and the address, no worker started
+    (formerly: workers shared the port with the other process, or were forked in a loop)."""
+    with _holder(reuse_port) as holder:
+        port = holder.getsockname()[1]
+        started = time.monotonic()
+        done = subprocess.run(
+            [*SERVE, "--listen", f"127.0.0.1:{port}", "--workers", workers],
+            cwd=ROOT,
+            env=peer_env(),
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        elapsed = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines == [
+        f"elicitation-gateway: error: --listen 127.0.0.1:{port}: "
+        "address already in use by another process"
+    ]
+    assert "gateway.workers" not in done.stdout and "gateway.started" not in done.stdout
+    assert elapsed < 15
+
+
+def test_serve_without_policy_outside_the_repository_uses_the_shipped_default(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    env = {k: v for k, v in peer_env().items() if k != "GATEWAY_POLICY"}
+    log = tmp_path / "out.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*SERVE, "--listen", f"127.0.0.1:{port}", "--workers", "1"],
+            cwd=tmp_path,  # no policies/ here
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_healthy(proc, port, log)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    started = [e for e in read_log_events(log) if e.get("event") == "gateway.started"]
+    assert started, log.read_text()
+    assert Path(started[0]["policy"]) == PACKAGED_POLICIES / "default.yaml"
+
+
+@pytest.mark.parametrize("how", ["environment", "config file"])
+def test_port_in_use_names_how_the_address_was_set(tmp_path: Path, how: str) -> None:
+    with _holder(reuse_port=True) as holder:
+        listen = f"127.0.0.1:{holder.getsockname()[1]}"
+        env = {k: v for k, v in peer_env().items() if not k.startswith("GATEWAY_")}
+        argv = [sys.executable, "-m", "gateway", "serve", "--workers", "2"]
+        if how == "environment":
+            env["GATEWAY_LISTEN"] = listen
+            argv += ["--upstream", "http://127.0.0.1:9/mcp"]
+            where = f"GATEWAY_LISTEN {listen}"
+        else:
+            config = tmp_path / "gw.yaml"
+            config.write_text(f"listen: {listen}\nupstreams: {{a: {{url: 'http://a:1/mcp'}}}}\n")
+            argv += ["--config", str(config)]
+            where = f"{config}: listen {listen}"
+        done = subprocess.run(
+            argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=30, check=False
+        )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"elicitation-gateway: error: {where}: address already in use by another process"
+    ]
+
+
+@pytest.mark.parametrize("how", ["console script", "python -m gateway", "operator's choice"])
+def test_serve_runs_on_the_system_allocator_unless_the_operator_chose_one(
+    tmp_path: Path, how: str
+) -> None:
+    """gateway/proxy/allocator.py: the same process (same pid) re-executed with PYTHONMALLOC=malloc."""
+    if sys.platform != "linux" or platform.libc_ver()[0] != "glibc":
+        pytest.skip("the system allocator is chosen on glibc only")
+    port = free_port()
+    env = {k: v for k, v in peer_env().items() if k != "PYTHONMALLOC"}
+    if how == "operator's choice":
+        env["PYTHONMALLOC"] = "pymalloc"
+    script = Path(sys.executable).with_name("elicitation-gateway")
+    command = [str(script)] if how == "console script" else [sys.executable, "-m", "gateway"]
+    args = ["serve", "--upstream", "http://127.0.0.1:9/mcp", "--listen", f"127.0.0.1:{port}"]
+    log = tmp_path / "out.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [*command, *args, "--workers", "1"], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+        try:
+            wait_healthy(proc, port, log)
+            environ = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
+            cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    want = b"PYTHONMALLOC=pymalloc" if how == "operator's choice" else b"PYTHONMALLOC=malloc"
+    assert want in environ
+    assert b"serve" in cmdline
+    if how == "console script":
+        assert str(script).encode() in cmdline
