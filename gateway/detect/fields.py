@@ -508,7 +508,22 @@ def _described(
     if _described_password(f):
         password = lex.category("password")
         return password, password.detail, _evidence(password, "secret-word+login-word")
+    if _counts_own_words(f, lex):
+        # "The 12 words you wrote down when you created the wallet" under a blank title
+        phrase = lex.category("recovery_phrase")
+        return phrase, phrase.detail, _evidence(phrase, "counted-words")
     return None
+
+
+def _counts_own_words(f: _Field, lex: Lexicon) -> bool:
+    """A text field whose own title or description counts words the way a recovery phrase is
+    counted ("12 words", "12 sanaa", "12 kelime")."""
+    if "string" not in _types(f.spec) or _choices(f.spec) is not None or _is_numeric(f.spec):
+        return False
+    if any(h.allowed or h.setting or h.benign for h in f.hits) or _is_identity(f):
+        return False
+    texts = (f.spec.get("title"), f.spec.get("description"))
+    return any(isinstance(t, str) and _counts_phrase_words(t, lex) for t in texts)
 
 
 def _screen(found: Category | None, f: _Field, *, card_ok: bool) -> tuple[Category | None, bool]:
@@ -1173,11 +1188,19 @@ def _card_digits(spec: Mapping[str, Any]) -> bool:
 
 def _card_digits_field(f: _Field, lex: Lexicon) -> tuple[Category, str, Evidence] | None:
     """In a card context ("Update your card details"), a field that names nothing and takes
-    13-23 digits is the card number."""
-    if not (_card_digits(f.spec) and _names_nothing(f)):
+    13-23 digits (its pattern, or its length bounds: 13 to 19) is the card number."""
+    if not ((_card_digits(f.spec) or _card_length(f.spec)) and _names_nothing(f)):
         return None
     category = lex.category("card_number")
     return category, "card-digits", _evidence(category, "digits-pattern+card-context")
+
+
+def _card_length(spec: Mapping[str, Any]) -> bool:
+    """A text field bounded like a card number: at least 12-16 and at most 16-23 characters."""
+    low, high = spec.get("minLength"), spec.get("maxLength")
+    if not isinstance(low, int) or not isinstance(high, int) or bool in (type(low), type(high)):
+        return False
+    return "string" in _types(spec) and 12 <= low <= 16 <= high <= 23
 
 
 def _card_shapes(fields: list[_Field], payment_words: Callable[[], bool]) -> dict[int, str]:

@@ -1150,3 +1150,24 @@ def test_a_number_field_naming_a_card_or_pin_is_not_a_setting(title: str, messag
     if title.startswith("Num"):
         props = {"n": {"type": "number", "title": title}}
     assert _form_reasons(props, message) in (["payment-field"], ["secret-field"])
+
+
+def test_a_field_that_counts_its_words_like_a_recovery_phrase_is_one() -> None:
+    text = {
+        "t": {
+            "type": "string",
+            "title": "Teksti",
+            "description": "Ne 12 sanaa, jotka kirjoitit paperille lompakkoa luodessasi",
+        }
+    }
+    assert _form_reasons(text, "Palauta lompakkosi.") == ["secret-field"]
+    # a word count that is a limit is a setting, not a phrase
+    summary = {"s": {"type": "string", "title": "Summary", "description": "At most 300 words"}}
+    assert _form_reasons(summary, "Describe the issue") == []
+
+
+def test_a_text_field_bounded_like_a_card_number_in_a_card_message_is_one() -> None:
+    box = {"q1": {"type": "string", "minLength": 13, "maxLength": 19, "title": "Dato"}}
+    msg = "Tu tarjeta ha sido bloqueada. Escribe los 16 dígitos del anverso de la tarjeta."
+    assert _form_reasons(box, msg) == ["payment-field"]
+    assert _form_reasons(box, "Escribe la referencia de tu pedido.") == []
