@@ -99,6 +99,8 @@ class Hits:
     when: bool = False  # "when", "wann", "когда", "いつ" (a question about a date)
     denial: bool = False  # "not the password itself", "ikke selve adgangskoden"
     username: bool = False  # "user name", "Benutzername", "Όνομα χρήστη", "نام کاربری"
+    digit_word: bool = False  # "digits", "Ziffern", "цифры", "haneli" (a count of digits)
+    count_word: bool = False  # "three", "four", "six", "drei", "шесть" (small counts in words)
     named: bool = False  # some category's term is present, negated or not
     # The lexicon entry that made each category of ``strong``/``gated`` fire (for explanations).
     terms: tuple[tuple[str, Term], ...] = ()
@@ -202,6 +204,8 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("when_words", "when"),
     ("denial_words", "denial"),
     ("username_words", "username"),
+    ("digit_words", "digit_word"),
+    ("count_words", "count_word"),
 )
 
 
