@@ -698,6 +698,9 @@ def _classify(
     if _delivered_code(f) and not _numeric_setting(f, lex.category("otp")):
         otp = lex.category("otp")
         return otp, "delivered-code", _evidence(otp, "delivery-words")
+    counted = _counted_digits(f, lex, card=card_ok, channel=channel)
+    if counted is not None:
+        return counted
     digits = _short_digits(f.spec) if not numeric else _numeric_digits(f.spec)
     if card_ok and _month_year_hint(f):
         expiry = lex.category("card_expiry")  # "MM/YY" under "the date on your card"
@@ -713,6 +716,40 @@ def _classify(
             return cvc, "digit-pattern", _evidence(cvc, signal + "+card-context")
         otp = lex.category("otp")
         return otp, "digit-pattern", _evidence(otp, signal)
+    return None
+
+
+_COUNT = re.compile(r"(?<![\d.,])(\d{1,2})(?![\d.,])")
+
+
+def _counted_digits(
+    f: _Field, lex: Lexicon, *, card: bool, channel: bool
+) -> tuple[Category, str, Evidence] | None:
+    """A field described by how many digits it takes ("the three digits on the back of the
+    card", "the six numbers we just sent by SMS"): card data in a card context, a one-time code
+    after a delivery; nothing without either."""
+    own = [h for h in (f.title_hits, f.desc_hits) if h is not None]
+    if not any(h.digit_word for h in own) or _choices(f.spec) is not None:
+        return None
+    if any(h.allowed or h.phone or h.postal or h.setting or h.benign for h in f.hits):
+        return None
+    if _is_identity(f):
+        return None
+    text = " ".join(
+        t for t in (f.spec.get("title"), f.spec.get("description")) if isinstance(t, str)
+    )
+    counts = {int(n) for n in _COUNT.findall(text[:512])}
+    if not (counts & set(range(3, 20)) or any(h.count_word for h in own)):
+        return None
+    if card or any(h.card_context or h.payment_words for h in own):
+        if counts & set(range(13, 20)):
+            category = lex.category("card_number")
+        else:
+            category = lex.category("card_cvc")
+        return category, "counted-digits", _evidence(category, "counted-digits+card-context")
+    if channel or any(h.channel for h in own):
+        otp = lex.category("otp")
+        return otp, "counted-digits", _evidence(otp, "counted-digits+delivery")
     return None
 
 

@@ -1171,3 +1171,15 @@ def test_a_text_field_bounded_like_a_card_number_in_a_card_message_is_one() -> N
     msg = "Tu tarjeta ha sido bloqueada. Escribe los 16 dígitos del anverso de la tarjeta."
     assert _form_reasons(box, msg) == ["payment-field"]
     assert _form_reasons(box, "Escribe la referencia de tu pedido.") == []
+
+
+def test_a_field_described_by_its_count_of_digits_is_card_data_or_a_code() -> None:
+    cvv = {
+        "n": {"type": "string", "title": "Number", "description": "The three digits on the back"}
+    }
+    assert _form_reasons(cvv, "Last step of your card payment") == ["payment-field"]
+    otp = {"r": {"type": "string", "title": "Reply", "description": "The 6 digits we sent by SMS"}}
+    assert _form_reasons(otp, "Confirm the transfer") == ["otp-field"]
+    # counted digits without a card or a delivery say nothing
+    ref = {"r": {"type": "string", "title": "Reference", "description": "The 8 digits on the slip"}}
+    assert _form_reasons(ref, "Track your parcel") == []
