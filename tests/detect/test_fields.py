@@ -1178,7 +1178,7 @@ def test_a_field_described_by_its_count_of_digits_is_card_data_or_a_code() -> No
         "n": {"type": "string", "title": "Number", "description": "The three digits on the back"}
     }
     assert _form_reasons(cvv, "Last step of your card payment") == ["payment-field"]
-    otp = {"r": {"type": "string", "title": "Reply", "description": "The 6 digits we sent by SMS"}}
+    otp = {"r": {"type": "string", "title": "Reply", "description": "The six numbers we just texted"}}
     assert _form_reasons(otp, "Confirm the transfer") == ["otp-field"]
     # counted digits without a card or a delivery say nothing
     ref = {"r": {"type": "string", "title": "Reference", "description": "The 8 digits on the slip"}}
