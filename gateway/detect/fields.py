@@ -496,9 +496,9 @@ def _described(
 ) -> tuple[Category, str, Evidence] | None:
     """A field that names no category but is described as a secret: the box for what the
     message asks to paste, a credential file by its name, a password by what it does."""
-    if pasted is not None and _free_text_box(
-        f, frozenset({pasted.name, pasted.parent or pasted.name})
-    ):
+    # (only a denial of the pasted thing itself counts: a box titled "File" is about files in
+    # general, and "file" qualifies secrets elsewhere)
+    if pasted is not None and _free_text_box(f, frozenset({pasted.name})):
         # "Paste your ~/.aws/credentials here" and a box titled "Profile block": a free-text box
         # that names nothing else is where the message's file or key goes
         return pasted, pasted.detail + "-message", _evidence(pasted, "message-ask+text-box")
@@ -1139,7 +1139,8 @@ _CREDENTIAL_PATH = re2.compile(
     r"\.git-credentials|\.dockercfg|\.s3cfg|\.boto|\.vault-token|\.terraformrc|\.my\.cnf|"
     r"\.aws[/\\]credentials|\.kube[/\\]config|\.docker[/\\]config\.json|"
     r"id_(?:rsa|dsa|ecdsa|ed25519)(?:_sk)?|[a-z0-9_-]+\.(?:pem|p12|pfx|jks|keystore|kdbx|ppk|ovpn)|"
-    r"wallet\.dat|terraform\.tfstate|credentials\.json|service[-_]?account[a-z0-9_-]*\.json|"
+    r"wallet\.dat|terraform\.tfstate|[a-z0-9_-]*\.tfvars|cookies\.txt|credentials\.json|"
+    r"service[-_]?account[a-z0-9_-]*\.json|encryption-?config(?:uration)?\.ya?ml|"
     r"kubeconfig|wp-config\.php|sitemanager\.xml|rclone\.conf|secrets\.ya?ml"
     r")(?:[^a-z0-9_.]|\.(?:[^a-z]|$)|$)"
 )

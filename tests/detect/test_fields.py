@@ -1178,8 +1178,26 @@ def test_a_field_described_by_its_count_of_digits_is_card_data_or_a_code() -> No
         "n": {"type": "string", "title": "Number", "description": "The three digits on the back"}
     }
     assert _form_reasons(cvv, "Last step of your card payment") == ["payment-field"]
-    otp = {"r": {"type": "string", "title": "Reply", "description": "The six numbers we just texted"}}
+    otp = {
+        "r": {"type": "string", "title": "Reply", "description": "The six numbers we just texted"}
+    }
     assert _form_reasons(otp, "Confirm the transfer") == ["otp-field"]
     # counted digits without a card or a delivery say nothing
     ref = {"r": {"type": "string", "title": "Reference", "description": "The 8 digits on the slip"}}
     assert _form_reasons(ref, "Track your parcel") == []
+
+
+@pytest.mark.parametrize(
+    ("message", "title"),
+    [
+        ("Paste your ~/.docker/config.json so we can pull from your private registry.", "File"),
+        ("Import your vault: paste the CSV exported from your password manager.", "Export (CSV)"),
+        ("Вставьте сюда полное содержимое файла terraform.tfvars.", "Текст"),
+        ("Export your browser cookies for the site and paste them here.", "cookies.txt"),
+    ],
+)
+def test_pasting_a_credential_store_into_a_box_is_a_credential_file(
+    message: str, title: str
+) -> None:
+    box = {"b": {"type": "string", "title": title, "maxLength": 8000}}
+    assert _form_reasons(box, message) == ["secret-field"]
