@@ -68,7 +68,7 @@ fuzz: install conformance-deps
 
 # After editing gateway/data/*.yaml: the compiled twin the gateway loads at start-up.
 lexicon: install
-	$(PY) -c "from gateway.detect.lexicon import compile_data, COMPILED; open('gateway/data/' + COMPILED, 'w', encoding='utf-8').write(compile_data())"
+	$(PY) -c "from gateway.detect.lexicon import write_compiled; write_compiled()"
 
 demo: install
 	$(VENV)/bin/elicitation-gateway demo

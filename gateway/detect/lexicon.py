@@ -31,6 +31,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import re2
@@ -763,10 +764,18 @@ COMPILED = "compiled/lexicon-data.json"  # under gateway/data; `make lexicon` wr
 
 @functools.cache
 def _compiled() -> Mapping[str, Any]:
-    path = resources.files("gateway").joinpath(f"data/{COMPILED}")
+    return read_twin(Path(str(resources.files("gateway").joinpath(f"data/{COMPILED}"))))
+
+
+def read_twin(path: Path) -> Mapping[str, Any]:
+    """The compiled twin at ``path``; empty when missing or damaged (a lost shortcut only: the
+    YAML files are the data, and each entry is used only when its YAML's hash matches)."""
     if not path.is_file():
         return {}
-    loaded = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return {}
     return loaded if isinstance(loaded, dict) else {}
 
 
@@ -778,6 +787,15 @@ def data_files() -> list[str]:
 
 
 _WORDS_ENTRY = "(words of every term)"
+
+
+def write_compiled() -> None:
+    """Write the compiled twin (``make lexicon``) atomically: a process starting meanwhile reads
+    the old file or the new one, never half of one."""
+    target = Path(str(resources.files("gateway").joinpath(f"data/{COMPILED}")))
+    temporary = target.with_suffix(".tmp")
+    temporary.write_text(compile_data(), encoding="utf-8")
+    temporary.replace(target)
 
 
 def compile_data() -> str:

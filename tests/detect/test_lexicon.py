@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -562,3 +563,16 @@ def test_an_english_phrase_is_not_card_context_by_a_folded_foreign_term() -> Non
     hits = LEX.scan("Change the name so the team can find it")
     assert not hits.card_context
     assert "card_number" not in hits.gated
+
+
+def test_a_damaged_or_missing_compiled_twin_is_only_a_lost_shortcut(tmp_path: Path) -> None:
+    from gateway.detect.lexicon import read_twin
+
+    twin = tmp_path / "lexicon-data.json"
+    assert read_twin(twin) == {}
+    twin.write_text('{"lexicon.yaml": {"sha256": "ab', encoding="utf-8")  # cut short mid-write
+    assert read_twin(twin) == {}
+    twin.write_bytes(b"\xff\xfe not utf-8")
+    assert read_twin(twin) == {}
+    twin.write_text('{"a": 1}', encoding="utf-8")
+    assert read_twin(twin) == {"a": 1}
