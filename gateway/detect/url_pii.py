@@ -258,25 +258,88 @@ def _rut(value: str) -> bool:
     return expected == m.group(2).upper()
 
 
+def _pt_nif(d: str) -> bool:
+    """Portugal's NIF: nine digits, a mod-11 check digit."""
+    if len(d) != 9 or d[0] not in "123568 9".replace(" ", ""):
+        return False
+    check = 11 - _weighted(d, range(9, 1, -1)) % 11
+    return (0 if check >= 10 else check) == int(d[8])
+
+
+def _kz_iin(d: str) -> bool:
+    """Kazakhstan's IIN: a birth date (YYMMDD), a century/sex digit, a two-pass mod-11 check."""
+    if len(d) != 12 or not _date_ok(int(d[4:6]), int(d[2:4])) or d[6] not in "123456":
+        return False
+    check = _weighted(d, range(1, 12)) % 11
+    if check == 10:
+        check = _weighted(d, (3, 4, 5, 6, 7, 8, 9, 10, 11, 1, 2)) % 11
+    return check != 10 and check == int(d[11])
+
+
+def _rodne_cislo(d: str) -> bool:
+    """Czech and Slovak birth number: YYMMDD (women's month +50, +20/+70 since 2004), then a
+    number divisible by 11 (ten digits)."""
+    if len(d) != 10:
+        return False
+    month = int(d[2:4]) % 50
+    month = month - 20 if month > 20 else month
+    if not _date_ok(int(d[4:6]), month):
+        return False
+    return int(d) % 11 == 0 or (int(d[:9]) % 11 == 10 and d[9] == "0")
+
+
+def _se_personnummer(d: str) -> bool:
+    """Sweden's personnummer (ten digits): YYMMDD (day +60 for a coordination number), Luhn."""
+    if len(d) != 10:
+        return False
+    day = int(d[4:6])
+    return _date_ok(day - 60 if day > 60 else day, int(d[2:4])) and _luhn(d)
+
+
+def _za_id(d: str) -> bool:
+    """South Africa's ID number: YYMMDD, gender digits, citizenship 0/1, 8 or 9, Luhn."""
+    if len(d) != 13 or not _date_ok(int(d[4:6]), int(d[2:4])) or d[10] not in "01":
+        return False
+    return _luhn(d)
+
+
+def _my_number(d: str) -> bool:
+    """Japan's Individual Number: twelve digits, a mod-11 check digit."""
+    if len(d) != 12:
+        return False
+    body = d[:11][::-1]
+    total = sum(int(c) * (i + 2 if i < 6 else i - 4) for i, c in enumerate(body))
+    remainder = total % 11
+    return (0 if remainder <= 1 else 11 - remainder) == int(d[11])
+
+
 _BY_LENGTH: Final = {
-    9: (_bsn, _israeli, _sin),
-    10: (_egn, _rnokpp),
+    9: (_bsn, _israeli, _sin, _pt_nif),
+    10: (_egn, _rnokpp, _rodne_cislo, _se_personnummer),
     11: (_cpf, _pesel, _tc_kimlik, _fodselsnummer, _isikukood),
-    12: (_aadhaar,),
-    13: (_cnp, _thai),
+    12: (_aadhaar, _kz_iin, _my_number),
+    13: (_cnp, _thai, _za_id),
     15: (_nir,),
     16: (_nik,),
 }
 # Weak validators (one check digit, or a date without one): a random number passes one in ten, so
 # they count only under an identity-number key or a short opaque key (``x``, ``uid``), never under
 # a known benign one (``order``, ``id``, ``page``).
-_WEAK: Final = frozenset({_bsn, _israeli, _sin, _rnokpp, _aadhaar, _thai, _nik})
+# Formats that are nothing but digits and one check digit, with no date or range inside (even
+# 123456789 passes Portugal's NIF): read only under a key that names an identity number.
+_KEY_ONLY: Final = frozenset({_pt_nif})
+_WEAK: Final = frozenset(
+    {_bsn, _israeli, _sin, _rnokpp, _aadhaar, _thai, _nik, _pt_nif, _rodne_cislo,
+     _se_personnummer, _my_number, _kz_iin}
+)  # fmt: skip
 _ID_KEYS: Final = frozenset(
     {"nin", "nid", "ssn", "sin", "tz", "bsn", "pesel", "cpf", "nik", "ktp", "aadhaar", "aadhar",
      "uid", "uidai", "egn", "cnp", "nir", "rut", "run", "ik", "hetu", "nric", "fin", "rrn",
      "tckn", "tc", "kimlik", "rnokpp", "inn", "ipn", "nif", "nie", "dni", "curp", "rfc", "cuil",
      "cuit", "personnummer", "pnr", "cpr", "fnr", "nationalid", "national_id", "idno", "id_no",
-     "idnumber", "id_number", "citizen_id", "citizenid", "thaiid", "personal_code", "codice"}
+     "idnumber", "id_number", "citizen_id", "citizenid", "thaiid", "personal_code", "codice",
+     "teudat_zehut", "teudat", "zehut", "rodne_cislo", "rodnecislo", "rc", "iin", "mynumber",
+     "my_number", "kojin_bango", "said", "sa_id", "id_nr", "personalnummer", "nino"}
 )  # fmt: skip
 
 
@@ -342,6 +405,8 @@ def national_id(key: str, value: str, *, weak: bool | None = None) -> bool:
     weak_ok = (named or len(key) <= 3) if weak is None else weak
     for check in _BY_LENGTH.get(len(digits), ()):
         if check in _WEAK and not weak_ok:
+            continue
+        if check in _KEY_ONLY and not named:
             continue
         if check(digits):
             return True

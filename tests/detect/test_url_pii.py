@@ -11,7 +11,7 @@ import pytest
 
 from gateway.detect.config import Limits, UrlConfig
 from gateway.detect.findings import Reason
-from gateway.detect.url_pii import bare_national_id, names_an_id, url_pii_kinds
+from gateway.detect.url_pii import bare_national_id, names_an_id, national_id, url_pii_kinds
 from gateway.detect.urls import analyze_url
 
 THAI_ID = "1711471049746"
@@ -155,3 +155,26 @@ def test_identity_number_in_a_path_needs_context() -> None:
 )
 def test_long_numeric_ids_in_paths_alone_are_not_pii(url: str) -> None:
     assert Reason.PII_IN_URL not in reasons(url, context="Open this page to continue.")
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("teudat_zehut", "831437033"),  # Israel
+        ("rodne_cislo", "645526/1120"),  # Czechia / Slovakia
+        ("nif", "243340176"),  # Portugal
+        ("iin", "651228327356"),  # Kazakhstan
+        ("r", "741117-1494"),  # Sweden, under a short opaque key
+        ("mynumber", "527487588413"),  # Japan
+        ("said", "9810049334082"),  # South Africa
+    ],
+)
+def test_more_national_ids_by_checksum(key: str, value: str) -> None:
+    assert national_id(key, value)
+
+
+def test_a_bare_check_digit_format_needs_a_key_naming_it() -> None:
+    # 123456789 passes Portugal's NIF check: only under a key that names an identity number
+    assert national_id("nif", "123456789")
+    assert not national_id("_bare", "123456789", weak=True)
+    assert not national_id("nif", "243340177")  # wrong check digit
