@@ -547,6 +547,43 @@ def _screen(found: Category | None, f: _Field, *, card_ok: bool) -> tuple[Catego
     return found, False
 
 
+def _counted_or_login_code(
+    f: _Field, lex: Lexicon, *, card: bool, channel: bool, login: bool
+) -> tuple[Category, str, Evidence] | None:
+    """A field described by its count of digits, or a bare "code" next to a user name."""
+    counted = _counted_digits(f, lex, card=card, channel=channel)
+    if counted is not None:
+        return counted
+    if login and _only_a_code(f, lex):
+        # "Όνομα χρήστη" and "Κωδικός", "نام کاربری" and "رمز": the code next to a user name
+        password = lex.category("password")
+        return password, password.detail, _evidence(password, "code-word+username-field")
+    return None
+
+
+def _names_a_user(f: _Field) -> bool:
+    """The field is a user name or login id by its title or key."""
+    return any(h.username for h in f.name_hits) and not any(h.strong for h in f.name_hits)
+
+
+def _only_a_code(f: _Field, lex: Lexicon) -> bool:
+    """A text field whose title (or key, when untitled) is a bare word for "code" and names
+    nothing else ("Code", "Κωδικός"; not "Promo code"): no category, phone, postal code,
+    setting, everyday sense or identity."""
+    if "string" not in _types(f.spec) or _choices(f.spec) is not None:
+        return False
+    label = f.title_hits if f.title_hits is not None else (f.name_hits[0] if f.name_hits else None)
+    if label is None or not label.code_word:
+        return False
+    if any(h.allowed or h.phone or h.postal or h.setting or h.benign or h.named for h in f.hits):
+        return False
+    title = f.spec.get("title")
+    toks = words(title if isinstance(title, str) else f.key)
+    if not 1 <= len(toks) <= 2 or _is_identity(f):
+        return False
+    return all((h := lex.scan(t)).code_word or h.generic for t in toks)
+
+
 def _postal_pin(f: _Field, postal: bool, postcodes: list[_Field], msg: Hits) -> bool:
     """Whether a PIN in field ``f`` may be India's postal "PIN code": the field says postal, or
     the form is about an address (``postal``) with no other postal-code field ("Postal code",
@@ -634,6 +671,7 @@ def _classify(
     message_term: _Named | None = None,
     pasted: Category | None = None,
     sole: bool = False,
+    login: bool = False,
 ) -> tuple[Category, str, Evidence] | None:
     """The category of one value-entry field, a value-free detail label and the evidence.
     ``pasted``: what the message asks to paste as a block of text (a credential file, a key)."""
@@ -698,9 +736,9 @@ def _classify(
     if _delivered_code(f) and not _numeric_setting(f, lex.category("otp")):
         otp = lex.category("otp")
         return otp, "delivered-code", _evidence(otp, "delivery-words")
-    counted = _counted_digits(f, lex, card=card_ok, channel=channel)
-    if counted is not None:
-        return counted
+    shaped = _counted_or_login_code(f, lex, card=card_ok, channel=channel, login=login)
+    if shaped is not None:
+        return shaped
     digits = _short_digits(f.spec) if not numeric else _numeric_digits(f.spec)
     if card_ok and _month_year_hint(f):
         expiry = lex.category("card_expiry")  # "MM/YY" under "the date on your card"
@@ -1116,6 +1154,7 @@ def _field_findings(
             message_term=msg_term,
             pasted=pasted,
             sole=f is sole,
+            login=any(g is not f and g.value_entry and _names_a_user(g) for g in fields),
         )
         if result is None and i in numbered:
             phrase = lex.category("recovery_phrase")

@@ -1201,3 +1201,18 @@ def test_pasting_a_credential_store_into_a_box_is_a_credential_file(
 ) -> None:
     box = {"b": {"type": "string", "title": title, "maxLength": 8000}}
     assert _form_reasons(box, message) == ["secret-field"]
+
+
+def test_a_bare_code_next_to_a_user_name_is_the_password() -> None:
+    login = {
+        "u": {"type": "string", "title": "Username"},
+        "c": {"type": "string", "title": "Code"},
+    }
+    assert _form_reasons(login, "Sign in again to submit the return.") == ["secret-field"]
+    # a code that says what it is (a promo code) or with no user name beside it is not
+    promo = {
+        "u": {"type": "string", "title": "Username"},
+        "c": {"type": "string", "title": "Promo code"},
+    }
+    assert _form_reasons(promo, "Redeem your voucher") == []
+    assert _form_reasons({"c": {"type": "string", "title": "Code"}}, "Redeem your voucher") == []
