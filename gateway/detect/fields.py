@@ -615,11 +615,12 @@ def _names_nothing(f: _Field) -> bool:
     """The field's own text names no category, identity, phone, setting or everyday sense: the
     only field of a form whose message asks for a secret is where the secret goes ("Type the
     password to unlock it" and a field titled "Unlock")."""
+    # (a key like "cell_a" reads as a phone, but a title says what the field is: the key's
+    # phone sense counts only when there is no title)
+    own = [h for h in (f.title_hits, f.desc_hits) if h is not None] if f.title_hits else f.hits
     return not (
-        any(
-            h.named or h.negated or h.allowed or h.phone or h.setting or h.benign or h.denial
-            for h in f.hits
-        )
+        any(h.named or h.negated or h.allowed or h.setting or h.benign or h.denial for h in f.hits)
+        or any(h.phone for h in own)
         or _is_identity(f)
     )
 
@@ -1145,7 +1146,7 @@ def _field_findings(
             or (
                 # "type the six digits shown": a code asked for by number of digits, in a form
                 # whose only value-entry field is this opaque one
-                msg_hits.code_word
+                (msg_hits.code_word or (msg_hits.digit_word and msg_hits.count_word))
                 and msg_hits.ask
                 and n_entries == 1
                 and not (msg_hits.postal or msg_hits.phone or msg_hits.setting or postal)

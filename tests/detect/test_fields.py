@@ -1216,3 +1216,18 @@ def test_a_bare_code_next_to_a_user_name_is_the_password() -> None:
     }
     assert _form_reasons(promo, "Redeem your voucher") == []
     assert _form_reasons({"c": {"type": "string", "title": "Code"}}, "Redeem your voucher") == []
+
+
+def test_a_titled_field_is_not_a_phone_because_of_its_key() -> None:
+    # "cell_a" reads as a phone, but the title says what the field is
+    answer = {"cell_a": {"type": "string", "minLength": 6, "maxLength": 8, "title": "Answer"}}
+    msg = "Type the code from your authenticator app to finish connecting the integration."
+    assert _form_reasons(answer, msg) == ["otp-field"]
+
+
+def test_a_message_counting_digits_to_type_into_the_only_number_field_asks_a_code() -> None:
+    digits = {"p": {"type": "integer", "minimum": 0, "maximum": 999999}}
+    msg = "Åpne autentiseringsappen og skriv inn de seks sifrene som vises nå."
+    assert _form_reasons(digits, msg) == ["otp-field"]
+    # a count of digits with no ask is not a request
+    assert _form_reasons(digits, "Your ticket has six digits.") == []
