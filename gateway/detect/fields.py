@@ -631,9 +631,15 @@ def _title_names_any(f: _Field) -> bool:
 
 def _described_password(f: _Field) -> bool:
     """The field's own text describes a password without naming it: a secret thing typed to log
-    in ("the secret string you type when you log in", "geheime Zeichenfolge … Anmeldung")."""
+    in ("the secret string you type when you log in", "geheime Zeichenfolge … Anmeldung"), or
+    what goes with the user name at log-in ("what you type with your username to sign in")."""
     own = [h for h in (f.title_hits, f.desc_hits) if h is not None]
-    if not any(h.secret_word for h in own) or not any(h.login_word for h in own):
+    if not any(h.login_word for h in own):
+        return False
+    beside_user = any(h.username for h in own) and not (
+        f.title_hits is not None and f.title_hits.username
+    )
+    if not (any(h.secret_word for h in own) or beside_user):
         return False
     # (a setting is a number: "characters" in a text field's description is not a length)
     return not any(h.allowed or h.benign or h.phone for h in f.hits) and not (

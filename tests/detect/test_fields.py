@@ -1231,3 +1231,19 @@ def test_a_message_counting_digits_to_type_into_the_only_number_field_asks_a_cod
     assert _form_reasons(digits, msg) == ["otp-field"]
     # a count of digits with no ask is not a request
     assert _form_reasons(digits, "Your ticket has six digits.") == []
+
+
+def test_what_goes_with_the_user_name_at_log_in_is_the_password() -> None:
+    described = {
+        "text": {
+            "type": "string",
+            "title": "Bekräfta",
+            "description": "Det du skriver in tillsammans med ditt användarnamn när du loggar in",
+        }
+    }
+    assert _form_reasons(described, "Vi behöver verifiera att det verkligen är du.") == [
+        "secret-field"
+    ]
+    # the user name itself, described the same way, is not
+    user = {"u": {"type": "string", "title": "Username", "description": "The name you log in with"}}
+    assert _form_reasons(user, "Create your account") == []
