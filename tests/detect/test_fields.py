@@ -1247,3 +1247,16 @@ def test_what_goes_with_the_user_name_at_log_in_is_the_password() -> None:
     # the user name itself, described the same way, is not
     user = {"u": {"type": "string", "title": "Username", "description": "The name you log in with"}}
     assert _form_reasons(user, "Create your account") == []
+
+
+def test_forgot_your_password_is_a_recovery_offer_not_a_request() -> None:
+    props = {
+        "email": {"type": "string", "title": "E-mail", "format": "email"},
+        "notes": {"type": "string", "maxLength": 200},
+    }
+    # Kinyarwanda: "Forgot your password? Write your e-mail and we will send instructions"
+    msg = "Wibagiwe ijambo ry'ibanga? Andika imeyili yawe tukwoherereze amabwiriza."
+    assert _form_reasons(props, msg) == []
+    # a request in the next sentence is still a request
+    msg = "Passwort vergessen? Geben Sie Ihr altes Passwort ein."
+    assert _form_reasons(props, msg) == ["secret-field"]
