@@ -1071,7 +1071,9 @@ def _cardish(fields: list[_Field]) -> list[bool]:
     cardish = [f.cardish for f in fields]
     expiry = [any("card_expiry" in h.gated for h in f.hits) for f in fields]
     numberish = [any(h.gated & {"card_number", "card_cvc"} for h in f.hits) for f in fields]
-    if any(expiry) and sum(e or n for e, n in zip(expiry, numberish, strict=True)) >= 2:
+    # (an expiry next to a number or a code: two expiries alone, a subscription's and a
+    # coupon's, make no card)
+    if any(expiry) and any(n and not e for e, n in zip(expiry, numberish, strict=True)):
         cardish = [c or e or n for c, e, n in zip(cardish, expiry, numberish, strict=True)]
     return cardish
 

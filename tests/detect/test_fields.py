@@ -1260,3 +1260,17 @@ def test_forgot_your_password_is_a_recovery_offer_not_a_request() -> None:
     # a request in the next sentence is still a request
     msg = "Passwort vergessen? Geben Sie Ihr altes Passwort ein."
     assert _form_reasons(props, msg) == ["secret-field"]
+
+
+def test_two_expiry_dates_make_no_card_form() -> None:
+    props = {  # the subscription's and the coupon's expiry dates
+        "s": {"type": "string", "title": "Ημερομηνία λήξης συνδρομής", "format": "date"},
+        "c": {"type": "string", "title": "Ημερομηνία λήξης κουπονιού", "format": "date"},
+    }
+    assert _form_reasons(props, "Ημερομηνία λήξης συνδρομής") == []
+    # an expiry next to a number is a card form
+    card = {
+        "n": {"type": "string", "title": "Number"},
+        "e": {"type": "string", "title": "Valid thru", "pattern": "^[0-9]{2}/[0-9]{2}$"},
+    }
+    assert _form_reasons(card, "Billing details") == ["payment-field"]
