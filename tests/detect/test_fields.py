@@ -1264,8 +1264,16 @@ def test_forgot_your_password_is_a_recovery_offer_not_a_request() -> None:
 
 def test_two_expiry_dates_make_no_card_form() -> None:
     props = {  # the subscription's and the coupon's expiry dates
-        "s": {"type": "string", "title": "Ημερομηνία λήξης συνδρομής", "format": "date"},
-        "c": {"type": "string", "title": "Ημερομηνία λήξης κουπονιού", "format": "date"},
+        "ημερομηνία_λήξης_συνδρομής": {
+            "type": "string",
+            "title": "Ημερομηνία λήξης συνδρομής",
+            "format": "date",
+        },
+        "ημερομηνία_λήξης_κουπονιού": {
+            "type": "string",
+            "title": "Ημερομηνία λήξης κουπονιού",
+            "format": "date",
+        },
     }
     assert _form_reasons(props, "Ημερομηνία λήξης συνδρομής") == []
     # an expiry next to a number is a card form
