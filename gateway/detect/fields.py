@@ -1097,7 +1097,10 @@ def _field_findings(
     ]
     cardish = _cardish(fields)
     n_cardish = sum(cardish)  # counted once: "any other field cardish" per field was O(n²)
-    pasted = _pick(lex, set(msg_hits.strong & _PASTED_SECRETS)) if message else None
+    # what the message asks to paste; an API key only when the message asks ("Create an API
+    # key: it will be shown once" names one and asks for nothing)
+    named = msg_hits.strong & _PASTED_SECRETS
+    pasted = _pick(lex, set(named if msg_hits.ask else named - {"api_key"})) if message else None
     if pasted is None and _names_credential_file(message) and msg_hits.ask:
         pasted = lex.category("credential_file")  # "paste your .env here"
     numbered = _numbered_words(fields)

@@ -1282,3 +1282,17 @@ def test_two_expiry_dates_make_no_card_form() -> None:
         "e": {"type": "string", "title": "Valid thru", "pattern": "^[0-9]{2}/[0-9]{2}$"},
     }
     assert _form_reasons(card, "Billing details") == ["payment-field"]
+
+
+def test_a_message_that_names_an_api_key_without_asking_for_it_fills_no_box() -> None:
+    props = {
+        "key_name": {"type": "string", "title": "Název klíče", "maxLength": 40},
+        "comment": {"type": "string", "title": "Komentář"},
+    }
+    # "Create an API key – it will be shown only once on the next screen"
+    assert _form_reasons(props, "Vytvořit klíč API – klíč se zobrazí jen jednou") == []
+    # asked for, it does ("We need your private key to deploy", Urdu)
+    box = {"k": {"type": "string", "title": "نجی SSH کلید", "maxLength": 8000}}
+    assert _form_reasons(box, "سرور پر ڈیپلائے کرنے کے لیے ہمیں آپ کی نجی کلید درکار ہے۔") == [
+        "secret-field"
+    ]
