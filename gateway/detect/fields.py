@@ -526,8 +526,24 @@ def _counts_own_words(f: _Field, lex: Lexicon) -> bool:
     return any(isinstance(t, str) and _counts_phrase_words(t, lex) for t in texts)
 
 
+def _last_digits(f: _Field) -> bool:
+    """The field takes the LAST four digits of a card ("Last 4 digits of the card", pattern or
+    length of four): what receipts show, typed to say which card is meant, not card data."""
+    own = [h for h in (f.title_hits, f.desc_hits) if h is not None]
+    if not any(h.last_word for h in own):
+        return False
+    texts = (f.spec.get("title"), f.spec.get("description"))
+    counts = {n for t in texts if isinstance(t, str) for n in _COUNT.findall(t[:512])}
+    # "the last 4 digits" (a security code is "the last 3 digits on the signature strip")
+    if counts != {"4"}:
+        return False
+    return _short_digits(f.spec) == 4 or f.spec.get("maxLength") == 4
+
+
 def _screen(found: Category | None, f: _Field, *, card_ok: bool) -> tuple[Category | None, bool]:
-    """The named category after three checks, and whether the field asks for nothing at all."""
+    """The named category after four checks, and whether the field asks for nothing at all."""
+    if found is not None and found.name in ("card_number", "card_cvc") and _last_digits(f):
+        return None, True
     if (
         found is not None
         and found.name not in ("card_expiry", "kba")
@@ -552,7 +568,7 @@ def _counted_or_login_code(
 ) -> tuple[Category, str, Evidence] | None:
     """A field described by its count of digits, or a bare "code" next to a user name."""
     counted = _counted_digits(f, lex, card=card, channel=channel)
-    if counted is not None:
+    if counted is not None and not _last_digits(f):
         return counted
     if login and _only_a_code(f, lex):
         # "Όνομα χρήστη" and "Κωδικός", "نام کاربری" and "رمز": the code next to a user name
@@ -1298,7 +1314,7 @@ def _card_shapes(fields: list[_Field], payment_words: Callable[[], bool]) -> dic
     shapes = {
         i: shape
         for i, f in enumerate(fields)
-        if f.value_entry and (shape := _card_shape(f.spec)) is not None
+        if f.value_entry and (shape := _card_shape(f.spec)) is not None and not _last_digits(f)
     }
     kinds = set(shapes.values())
     if len(kinds) == 3:

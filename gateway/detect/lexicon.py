@@ -102,6 +102,7 @@ class Hits:
     username: bool = False  # "user name", "Benutzername", "Όνομα χρήστη", "نام کاربری"
     digit_word: bool = False  # "digits", "Ziffern", "цифры", "haneli" (a count of digits)
     count_word: bool = False  # "three", "four", "six", "drei", "шесть" (small counts in words)
+    last_word: bool = False  # "last", "letzten", "últimos", "последние" (the last digits of)
     named: bool = False  # some category's term is present, negated or not
     # The lexicon entry that made each category of ``strong``/``gated`` fire (for explanations).
     terms: tuple[tuple[str, Term], ...] = ()
@@ -207,6 +208,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("username_words", "username"),
     ("digit_words", "digit_word"),
     ("count_words", "count_word"),
+    ("last_words", "last_word"),
 )
 
 

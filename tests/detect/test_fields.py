@@ -1296,3 +1296,20 @@ def test_a_message_that_names_an_api_key_without_asking_for_it_fills_no_box() ->
     assert _form_reasons(box, "سرور پر ڈیپلائے کرنے کے لیے ہمیں آپ کی نجی کلید درکار ہے۔") == [
         "secret-field"
     ]
+
+
+def test_the_last_four_digits_of_a_card_are_not_card_data() -> None:
+    last4 = {
+        "last4": {
+            "type": "string",
+            "title": "Last 4 digits of the card",
+            "pattern": "^[0-9]{4}$",
+            "maxLength": 4,
+        },
+        "amount": {"type": "number", "title": "Disputed amount", "minimum": 0},
+    }
+    msg = "Dispute a transaction. To identify the card, type only its last four digits."
+    assert _form_reasons(last4, msg) == []
+    # the last three digits on the signature strip are the security code
+    cvv = {"c": {"type": "string", "title": "The last 3 digits on the back", "maxLength": 4}}
+    assert _form_reasons(cvv, "Pay with your card") == ["payment-field"]
