@@ -105,19 +105,6 @@ def explain_lines(decision: Decision, policy: Policy, server: str | None = None)
     return out
 
 
-def check_line(
-    line: str,
-    number: int,
-    *,
-    modes: frozenset[str],
-    server: str | None,
-    policy: Policy,
-    era: str | None = None,
-) -> dict[str, Any]:
-    """Evaluate one input line; never raises."""
-    return _result(*_check(line, number, modes=modes, server=server, policy=policy, era=era))
-
-
 def _check(
     line: str,
     number: int,

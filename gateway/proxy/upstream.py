@@ -22,7 +22,7 @@ family aiohttp uses (llhttp, through ``httptools``) in its strict mode.
   ``idle`` (the longest silence inside a body; not counted while the relay holds reading back
   because its own client is slow). One timer per connection, re-armed lazily.
 * **Flow control**: at most ``HIGH_WATER`` bytes are buffered per response before the socket
-  stops being read; reading resumes below ``LOW_WATER``.
+  stops being read; reading resumes once the relay has taken the buffered bytes.
 * **Nothing is added** to the relay's headers but ``Host`` and ``Content-Length``; header names
   and values holding CR, LF or NUL are refused before anything is written.
 """
@@ -41,7 +41,6 @@ from yarl import URL
 
 KEEPALIVE_SECONDS: Final = 3.0
 HIGH_WATER: Final = 256 * 1024
-LOW_WATER: Final = 64 * 1024
 MAX_HEAD_BYTES: Final = 64 * 1024
 MAX_HEADERS: Final = 200
 
@@ -213,7 +212,7 @@ class _Connection(asyncio.Protocol):
             raise self.error
 
     def take(self) -> bytes:
-        """Every buffered body byte (resumes reading once the buffer is low)."""
+        """Every buffered body byte (resumes a paused socket: the buffer is now empty)."""
         if len(self.chunks) == 1:
             chunk = self.chunks.popleft()
         else:

@@ -12,11 +12,9 @@ from typing import Any, Final
 
 HANDSHAKE_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 MODERN_VERSIONS: Final = frozenset({"2026-07-28"})
-KNOWN_VERSIONS: Final = HANDSHAKE_VERSIONS | MODERN_VERSIONS
 
 META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
-META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 
 
 class Era(StrEnum):
@@ -50,16 +48,6 @@ def meta_version(params: Any) -> str | None:
     """The 2026-07-28 per-request ``_meta`` protocol version, if any."""
     value = meta_of(params).get(META_PROTOCOL_VERSION)
     return value if isinstance(value, str) else None
-
-
-def request_era(header_version: str | None, params: Any) -> Era:
-    """Era of one client request.
-
-    Modern ⇔ the header names a modern version (the SDK routes on the header alone). A request
-    whose ``_meta`` names a version different from the header is a header mismatch; the caller
-    checks that with :func:`header_mismatch` and rejects it.
-    """
-    return era_of_version(header_version)
 
 
 def header_mismatch(header_version: str | None, params: Any) -> bool:

@@ -318,10 +318,6 @@ def encode_text(text: str, codec: str) -> bytes:
 
 # -- content codings -------------------------------------------------------------------------------
 
-Coding = Literal[
-    "gzip", "deflate-zlib", "deflate-raw", "deflate-stored", "deflate-zlib-stored", "br"
-]
-
 
 def apply_coding(body: bytes, coding: str) -> bytes:
     if coding == "gzip":
@@ -421,8 +417,3 @@ def _chunk(body: bytes, sizes: Sequence[int], ext: str) -> bytes:
 def plain_json_response(message: dict[str, Any], *, status: int = 200) -> Response:
     body = json.dumps(message).encode()
     return Response(status, (("Content-Type", "application/json"),), body)
-
-
-def plain_sse_response(messages: Sequence[dict[str, Any]], *, status: int = 200) -> Response:
-    text = "".join(f"event: message\r\ndata: {json.dumps(m)}\r\n\r\n" for m in messages)
-    return Response(status, (("Content-Type", "text/event-stream"),), text.encode())

@@ -266,16 +266,47 @@ def _elicitations(draw: st.DrawFn) -> Any:
     return _form(draw(_texts), **props)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_elicitations(), st.sets(st.sampled_from(["form", "url"])))
-def test_evaluate_never_raises(params: Any, modes: set[str]) -> None:
-    policy = load_policy(POLICIES / "default.yaml")
-    d = evaluate(params, modes=frozenset(modes), server=None, policy=policy)
-    assert d.action in set(Action)
-    # internal-error means a detector raised: a bug, never a verdict on a request.
-    assert Reason.INTERNAL_ERROR not in {f.reason for f in d.findings}
+_DEFAULT_POLICY = load_policy(POLICIES / "default.yaml")
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    _elicitations(),
+    st.sets(st.sampled_from(["form", "url"])),
+    st.sampled_from([None, "handshake", "modern"]),
+)
+def test_evaluate_decides_every_input_by_the_decision_rule(
+    params: Any, modes: set[str], era: str | None
+) -> None:
+    """Every generated input gets a real decision, with no clock involved (the profile has no
+    deadline): evaluate catches any detector exception and turns it into an ``internal-error``
+    block, so "it did not raise" proves nothing. Instead: no internal-error finding (no detector
+    raised), the action is the decision rule over the findings it reports, and the same input
+    gets the same decision again."""
+    policy = _DEFAULT_POLICY
+    declared = frozenset(modes)
+    d = evaluate(params, modes=declared, server=None, policy=policy, era=era)
+    assert Reason.INTERNAL_ERROR not in {f.reason for f in d.findings}, params
+    assert d == decide(list(d.findings), policy)
+    assert d.reasons == list(dict.fromkeys(f.reason.value for f in d.findings))
+    assert evaluate(params, modes=declared, server=None, policy=policy, era=era) == d
     if d.action is Action.ALLOW:
         assert all(policy.action_for(f.reason, f.severity) is Action.ALLOW for f in d.findings)
+    if not isinstance(params, dict):
+        assert d.action is Action.BLOCK  # not an object: malformed, fail closed
+
+
+def test_the_property_above_can_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detector that raises is caught by evaluate and shows as internal-error, which the
+    property rejects."""
+
+    def broken(*_: Any, **__: Any) -> list[Finding]:
+        raise RuntimeError("detector bug")
+
+    monkeypatch.setattr(engine, "_findings", broken)
+    d = evaluate(_form("x"), modes=BOTH, server=None, policy=_DEFAULT_POLICY)
+    assert d.action is Action.BLOCK
+    assert Reason.INTERNAL_ERROR in {f.reason for f in d.findings}
 
 
 @pytest.mark.parametrize(

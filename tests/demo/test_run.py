@@ -1,4 +1,4 @@
-"""`elicitation-gateway demo` runs the real peers and prints the decision table."""
+"""`elicitation-gateway demo` (gateway/demo/run.py) runs the real peers and prints the decision table."""
 
 from __future__ import annotations
 
