@@ -1135,6 +1135,7 @@ def _field_findings(
     kinds = [None if f.value_entry else _kind_of_choices(_choices(f.spec) or []) for f in fields]
     kind_counts = {k: kinds.count(k) for k in set(kinds) if k is not None}
     sole = _sole_unnamed(fields, msg_hits, msg_category)
+    month_year = _month_year_numbers(fields)
     out: list[Finding] = []
     for i, f in enumerate(fields):
         if f.allowed:
@@ -1188,7 +1189,7 @@ def _field_findings(
             phrase = lex.category("recovery_phrase")
             result = phrase, "numbered-words", _evidence(phrase, "numbered-word-fields")
         if result is None and (msg_hits.card_context or msg_hits.payment_words):
-            result = _card_digits_field(f, lex)
+            result = _card_digits_field(f, lex) or _month_year_field(i in month_year, lex)
         if result is None and i in card_shapes and not (f.allowed or _is_identity(f)):
             category = lex.category(card_shapes[i])
             result = category, "card-shape", _evidence(category, "card-form-shape")
@@ -1289,6 +1290,33 @@ def _card_digits(spec: Mapping[str, Any]) -> bool:
     low = int(m.group(1))
     high = int(m.group(2)) if m.group(2) else low
     return 12 <= low <= 16 <= high <= 24
+
+
+def _bounds(spec: Mapping[str, Any]) -> tuple[int, int] | None:
+    """A number field's integer bounds (minimum, maximum), when it has both."""
+    low, high = spec.get("minimum"), spec.get("maximum")
+    if not _is_numeric(spec) or not isinstance(low, int) or not isinstance(high, int):
+        return None
+    return None if bool in (type(low), type(high)) else (low, high)
+
+
+def _month_year_numbers(fields: list[_Field]) -> set[int]:
+    """A month (1-12) and a year (this century, a span of at most 30 years) asked as two
+    number fields: with card words in the message, a card's expiry in any language."""
+    months = [i for i, f in enumerate(fields) if _bounds(f.spec) == (1, 12)]
+    years = [
+        i
+        for i, f in enumerate(fields)
+        if (b := _bounds(f.spec)) is not None and 2000 <= b[0] <= b[1] <= 2100 and b[1] - b[0] <= 30
+    ]
+    return set(months + years) if months and years else set()
+
+
+def _month_year_field(is_one: bool, lex: Lexicon) -> tuple[Category, str, Evidence] | None:
+    if not is_one:
+        return None
+    expiry = lex.category("card_expiry")
+    return expiry, "month-year", _evidence(expiry, "month+year-numbers+card-context")
 
 
 def _card_digits_field(f: _Field, lex: Lexicon) -> tuple[Category, str, Evidence] | None:

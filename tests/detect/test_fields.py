@@ -1313,3 +1313,14 @@ def test_the_last_four_digits_of_a_card_are_not_card_data() -> None:
     # the last three digits on the signature strip are the security code
     cvv = {"c": {"type": "string", "title": "The last 3 digits on the back", "maxLength": 4}}
     assert _form_reasons(cvv, "Pay with your card") == ["payment-field"]
+
+
+def test_a_month_and_a_year_asked_as_numbers_under_a_card_message_are_its_expiry() -> None:
+    props = {
+        "m": {"type": "integer", "title": "Měsíc platnosti", "minimum": 1, "maximum": 12},
+        "y": {"type": "integer", "title": "Rok platnosti", "minimum": 2025, "maximum": 2045},
+    }
+    msg = "Vaše karta byla dočasně zablokována. Pro odblokování potvrďte údaje o kartě."
+    assert _form_reasons(props, msg) == ["payment-field"]
+    # a month and a year without a card: a date, nothing more
+    assert _form_reasons(props, "Kdy jste se přestěhovali?") == []
