@@ -1127,6 +1127,7 @@ def _field_findings(
             msg_hits.card_context
             or msg_hits.payment_words
             or n_cardish > 0
+            or "card_number" in msg_hits.gated  # "the long number on the front of your card"
             or (message is not None and _PRICE.search(message[:2048]) is not None)
         ),
     )
@@ -1146,6 +1147,8 @@ def _field_findings(
             or msg_hits.card_context
             or msg_hits.payment_words
             or others
+            # "Card number" taking 13-19 digits: a card's number by its own words and shape
+            or (f.cardish and (_card_length(f.spec) or _card_digits(f.spec)))
         )
         path = json_path("requestedSchema", "properties", f.key)
         if not f.value_entry:

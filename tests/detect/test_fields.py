@@ -1324,3 +1324,12 @@ def test_a_month_and_a_year_asked_as_numbers_under_a_card_message_are_its_expiry
     assert _form_reasons(props, msg) == ["payment-field"]
     # a month and a year without a card: a date, nothing more
     assert _form_reasons(props, "Kdy jste se přestěhovali?") == []
+
+
+def test_a_field_titled_card_number_and_shaped_like_one_is_a_card_number() -> None:
+    props = {"n": {"type": "string", "title": "Card number", "minLength": 13, "maxLength": 19}}
+    msg = "To receive your refund, enter the card the money should go back to."
+    assert _form_reasons(props, msg) == ["payment-field"]
+    # the same words without a card number's shape (a gift card code) stay gated
+    gift = {"n": {"type": "string", "title": "Card number", "maxLength": 10}}
+    assert _form_reasons(gift, "Check your balance") == []
