@@ -577,6 +577,15 @@ def _counted_or_login_code(
     return None
 
 
+def _takes_message(f: _Field, asked: bool) -> bool:
+    """Whether a bland field takes what the message names: always when the message (or the
+    field's own text) asks; else only a box with no title and a meaningless key."""
+    if asked or any(h.ask for h in (f.title_hits, f.desc_hits) if h is not None):
+        return True
+    title = f.spec.get("title")
+    return f.opaque and not (isinstance(title, str) and any(c.isalpha() for c in title))
+
+
 def _names_a_user(f: _Field) -> bool:
     """The field is a user name or login id by its title or key."""
     return any(h.username for h in f.name_hits) and not any(h.strong for h in f.name_hits)
@@ -695,6 +704,7 @@ def _classify(
     pasted: Category | None = None,
     sole: bool = False,
     login: bool = False,
+    asked: bool = True,
 ) -> tuple[Category, str, Evidence] | None:
     """The category of one value-entry field, a value-free detail label and the evidence.
     ``pasted``: what the message asks to paste as a block of text (a credential file, a key)."""
@@ -744,7 +754,14 @@ def _classify(
     if message is None and channel and f.opaque and (numeric or _code_sized(f.spec)):
         message = lex.category("otp")  # "Enter what the SMS says" and a bare number field
         delivery = True
-    if message is not None and (f.generic or f.opaque or (sole and _names_nothing(f))):
+    # (a message that only names a secret, "Replace your backup codes", "Crossword: a password
+    # of 7 letters", does not make a box titled "Comments" or "Your answer" that secret: only a
+    # box with no title and a meaningless key takes a message that asks for nothing)
+    if (
+        message is not None
+        and _takes_message(f, asked)
+        and (f.generic or f.opaque or (sole and _names_nothing(f)))
+    ):
         if postal and message.name == "pin":
             return None
         if _numeric_setting(f, message):
@@ -1186,6 +1203,10 @@ def _field_findings(
             message_term=msg_term,
             pasted=pasted,
             sole=f is sole,
+            # a request verb, a question or a colon, or a code just delivered ("sent by SMS")
+            asked=msg_hits.ask
+            or msg_hits.channel
+            or (message is not None and any(c in _ASK_MARKS for c in message[:4096])),
             login=any(g is not f and g.value_entry and _names_a_user(g) for g in fields),
         )
         if result is None and i in numbered:

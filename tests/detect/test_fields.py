@@ -1333,3 +1333,18 @@ def test_a_field_titled_card_number_and_shaped_like_one_is_a_card_number() -> No
     # the same words without a card number's shape (a gift card code) stay gated
     gift = {"n": {"type": "string", "title": "Card number", "maxLength": 10}}
     assert _form_reasons(gift, "Check your balance") == []
+
+
+def test_a_message_that_only_names_a_secret_does_not_fill_a_comment_box() -> None:
+    props = {
+        "count": {"type": "integer", "title": "How many backup codes?", "minimum": 5,
+                  "maximum": 20, "default": 10},
+        "comment": {"type": "string", "title": "Comments"},
+    }  # fmt: skip
+    assert _form_reasons(props, "Replace your backup codes") == []
+    # asked for, it does
+    assert _form_reasons(props, "Enter one of your backup codes") == ["secret-field"]
+    # and a box with no title and a meaningless key takes what the message names
+    assert _form_reasons({"k30": {"type": "string", "title": ""}}, "Your password") == [
+        "secret-field"
+    ]
