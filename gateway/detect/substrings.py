@@ -21,18 +21,14 @@ import ahocorasick
 Owner = TypeVar("Owner", bound=Hashable)
 
 
-class Substrings(Generic[Owner]):
-    """Fixed strings, each with the owners (e.g. lexicon bags) it belongs to."""
+class _Strings:
+    """An Aho-Corasick automaton over fixed strings (built by the subclasses)."""
 
-    def __init__(self, entries: Iterable[tuple[str, Owner]]) -> None:
-        owners: dict[str, set[Owner]] = {}
-        for text, owner in entries:
-            if text:
-                owners.setdefault(text, set()).add(owner)
-        self._automaton = ahocorasick.Automaton()
-        for text, who in owners.items():
-            self._automaton.add_word(text, (len(text), text, frozenset(who)))
-        self._empty = not owners
+    _automaton: ahocorasick.Automaton
+    _empty: bool
+
+    def _finish(self) -> None:
+        self._empty = len(self._automaton) == 0
         if not self._empty:
             self._automaton.make_automaton()
 
@@ -47,19 +43,24 @@ class Substrings(Generic[Owner]):
             return True
         return False
 
+
+class Substrings(_Strings, Generic[Owner]):
+    """Fixed strings, each with the owners (e.g. lexicon bags) it belongs to."""
+
+    def __init__(self, entries: Iterable[tuple[str, Owner]]) -> None:
+        owners: dict[str, set[Owner]] = {}
+        for text, owner in entries:
+            if text:
+                owners.setdefault(text, set()).add(owner)
+        self._automaton = ahocorasick.Automaton()
+        for text, who in owners.items():
+            self._automaton.add_word(text, (len(text), text, frozenset(who)))
+        self._finish()
+
     def first_per_owner(self, text: str) -> dict[Owner, str]:
         """For each owner with a string in ``text``: its leftmost occurrence (the longest of
         those starting there)."""
-        best: dict[Owner, tuple[int, int, str]] = {}
-        if self._empty:
-            return {}
-        for end, (length, found, who) in self._automaton.iter(text):
-            start = end - length + 1
-            for owner in who:
-                have = best.get(owner)
-                if have is None or (start, -length) < (have[0], -have[1]):
-                    best[owner] = (start, length, found)
-        return {owner: found for owner, (_, _, found) in best.items()}
+        return {owner: found for owner, (found, _) in self.occurrences(text).items()}
 
     def occurrences(self, text: str) -> dict[Owner, tuple[str, list[int]]]:
         """For each owner with a string in ``text``: its leftmost occurrence (the longest of
@@ -78,7 +79,7 @@ class Substrings(Generic[Owner]):
         return {owner: (found, starts[owner]) for owner, (_, _, found) in best.items()}
 
 
-class AnyOf:
+class AnyOf(_Strings):
     """Fixed strings with no owners, only asked whether any occurs: the automaton stores
     lengths alone (no value per string), which halves its build time."""
 
@@ -87,17 +88,4 @@ class AnyOf:
         for text in strings:
             if text:
                 self._automaton.add_word(text)
-        self._empty = len(self._automaton) == 0
-        if not self._empty:
-            self._automaton.make_automaton()
-
-    def __len__(self) -> int:
-        return len(self._automaton)
-
-    def occurs_in(self, text: str) -> bool:
-        """Whether any of the strings occurs in ``text``."""
-        if self._empty:
-            return False
-        for _ in self._automaton.iter(text):
-            return True
-        return False
+        self._finish()
