@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from gateway.carriers.extract import Sighting, field_names
 from gateway.detect.findings import Decision, Finding
-from gateway.enforce.exchange import hash_id
+from gateway.enforce.exchange import Exchange, hash_id
 
 if TYPE_CHECKING:
-    from gateway.enforce.enforcer import Context
     from gateway.policy.loader import Policy
 
 SCHEMA_VERSION: Final = 1
@@ -46,7 +45,7 @@ def _findings(findings: tuple[Finding, ...] | list[Finding]) -> list[dict[str, s
 
 
 def decision_record(
-    ctx: Context, s: Sighting, decision: Decision, policy: Policy, latency_ms: float
+    ctx: Exchange, s: Sighting, decision: Decision, policy: Policy, latency_ms: float
 ) -> dict[str, Any]:
     scheme, domain = _url_parts(s.params)
     action = decision.effective_action.value
@@ -80,7 +79,7 @@ def decision_record(
 
 
 def answer_record(
-    ctx: Context,
+    ctx: Exchange,
     outcome: str,
     findings: list[Finding],
     *,

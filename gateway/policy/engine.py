@@ -50,15 +50,28 @@ _WARM_UP: tuple[dict[str, Any], ...] = (
 _warmed: set[DetectConfig] = set()
 
 
-def warm_up(cfg: DetectConfig | None = None) -> None:
-    """Load every detector's data (lexicon, rules, PSL, confusables, phone metadata) once.
+def warm_up(policy: Policy) -> None:
+    """Load every detector's data (lexicon, rules, PSL, confusables, phone metadata) and build
+    the indexes of every detection configuration of ``policy`` (global and per server).
 
     Loading takes a few hundred milliseconds: without this, the first decisions after start-up
-    would be slow. ``evaluate`` calls it on first use of each configuration (per-configuration
-    indexes, e.g. of protected domains, are built here too); :func:`warm_policy` runs it for
-    every configuration of a policy before that policy takes traffic, so no request pays for it.
+    or a reload would be slow. Run before a policy takes traffic — at start-up (before the
+    workers are forked, so they share the pages) and on every reload, before the swap
+    (``gateway.proxy.reload``). A configuration already warm is skipped; ``evaluate`` warms a
+    configuration it meets cold, so no caller is ever wrong, only slow.
     """
-    cfg = cfg or DetectConfig()
+    for server in (None, *policy.servers):
+        _warm(policy.detect_config(server))
+
+
+def is_warm(policy: Policy) -> bool:
+    """True when every detection configuration of ``policy`` has been warmed."""
+    return all(policy.detect_config(server) in _warmed for server in (None, *policy.servers))
+
+
+def _warm(cfg: DetectConfig) -> None:
+    if cfg in _warmed:
+        return
     for params in _WARM_UP:
         if params.get("mode") == "url":
             _url(params, cfg)
@@ -66,15 +79,6 @@ def warm_up(cfg: DetectConfig | None = None) -> None:
             _form(params, cfg)
         _pii(params["message"])
     _warmed.add(cfg)
-
-
-def warm_policy(policy: Policy) -> None:
-    """Warm every detection configuration of ``policy`` (global and per server): called before a
-    listener starts and before a reloaded policy is swapped in."""
-    for server in (None, *policy.servers):
-        cfg = policy.detect_config(server)
-        if cfg not in _warmed:
-            warm_up(cfg)
 
 
 def evaluate(
@@ -92,8 +96,7 @@ def evaluate(
     handshake-era URL request must carry ``elicitationId``, a 2026-07-28 one has none)."""
     try:
         cfg = policy.detect_config(server)
-        if cfg not in _warmed:
-            warm_up(cfg)
+        _warm(cfg)
         findings = _findings(params, modes, cfg, era)
         return _decide(findings, policy, server)
     except Exception:
