@@ -78,6 +78,23 @@ def decision_record(
     }
 
 
+def detector_failed_record(
+    ctx: Exchange, s: Sighting, error: str | None, policy: Policy
+) -> dict[str, Any]:
+    """A detector raised while deciding (the decision is a fail-closed block). ``error`` is the
+    exception's class name; its message is never logged (it may quote the input)."""
+    return {
+        "event": "policy.detector_failed",
+        "schema_version": SCHEMA_VERSION,
+        "upstream": ctx.upstream,
+        "era": ctx.era.value,
+        "carrier": s.carrier.value,
+        "mode": s.mode,
+        "error": error,
+        "policy_revision": policy.revision,
+    }
+
+
 def answer_record(
     ctx: Exchange,
     outcome: str,

@@ -52,14 +52,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from gateway import errors
-from gateway.audit.records import answer_record, decision_record
+from gateway.audit.records import answer_record, decision_record, detector_failed_record
 from gateway.carriers.extract import Carrier, Sighting, from_client, from_server
 from gateway.detect.findings import Action, Decision, Finding, Reason
 from gateway.enforce.answers import check_answer
 from gateway.enforce.exchange import Direction, Event, Exchange, seen_events
 from gateway.enforce.outcome import FORWARD, Outcome, Retry
 from gateway.enforce.replay import AnsweredTable, shared_table
-from gateway.enforce.seal import KeyRing, SealError
+from gateway.enforce.seal import KeyRing
 from gateway.enforce.tokens import (
     REQUEST,
     REQUEST_TTL,
@@ -73,7 +73,7 @@ from gateway.enforce.tokens import (
     seal_request,
     seal_state,
 )
-from gateway.errors import ClientProtocolError
+from gateway.errors import ClientProtocolError, SealError
 from gateway.policy.engine import decide, evaluate
 from gateway.policy.loader import Policy
 from gateway.wire.jsonrpc import Message
@@ -180,6 +180,10 @@ class Enforcer:
         )
         latency = (time.perf_counter() - started) * 1000.0
         job.events.append(decision_record(x, s, decision, job.policy, latency))
+        for f in decision.findings:
+            if f.reason is Reason.INTERNAL_ERROR and f.path == "$":
+                # A detector raised: the engine blocked (fail closed); say so, without values.
+                job.events.append(detector_failed_record(x, s, f.detail, job.policy))
         return decision
 
     @staticmethod

@@ -8,8 +8,11 @@ Layers, cheap first; every applicable check runs so the audit shows every reason
    ``message``; any message: ``find_pii`` → ``pii-in-message``;
 3. decision — each finding's action is the policy's action for (reason, severity, server);
    the strictest wins; ``enforce: false`` marks the decision as not enforced (shadow mode);
-4. fail closed — an exception anywhere is a block with ``internal-error`` at ``$``.
-   ``evaluate`` never raises.
+4. fail closed — an exception anywhere is a block with ``internal-error`` at ``$``, its
+   ``detail`` the exception's class name (never its message: it may quote the input).
+   ``evaluate`` never raises; being sans-IO it does not log either: the caller sees the
+   finding and reports it (the enforcer emits ``policy.detector_failed``, counted in
+   ``gateway_detector_errors_total``).
 
 Same input, same verdict: no clock takes part in a decision. The work per decision is bounded by
 the input limits (``Limits``) and linear-time matching (RE2, no backtracking patterns), not by a
@@ -26,7 +29,6 @@ from gateway.detect.findings import Action, Decision, Evidence, Finding, Reason,
 from gateway.policy.envelope import check_envelope
 from gateway.policy.loader import Policy
 
-_INTERNAL = Finding(Reason.INTERNAL_ERROR, "$")
 _MODE_NOT_DECLARED = Evidence("mode-not-declared", "client-capabilities")
 
 _WARM_UP: tuple[dict[str, Any], ...] = (
@@ -99,8 +101,9 @@ def evaluate(
         _warm(cfg)
         findings = _findings(params, modes, cfg, era)
         return _decide(findings, policy, server)
-    except Exception:
-        return Decision(Action.BLOCK, (_INTERNAL,), enforced=policy.enforce)
+    except Exception as exc:  # fail closed; the caller reports it (see the module docstring)
+        failed = Finding(Reason.INTERNAL_ERROR, "$", detail=type(exc).__name__[:64])
+        return Decision(Action.BLOCK, (failed,), enforced=policy.enforce)
 
 
 def decide(findings: list[Finding], policy: Policy, server: str | None = None) -> Decision:

@@ -27,9 +27,15 @@ from gateway.carriers.capabilities import client_name, modes_from_initialize, mo
 from gateway.enforce.enforcer import Enforcer
 from gateway.enforce.exchange import Direction, Event, Exchange
 from gateway.enforce.outcome import Outcome
-from gateway.enforce.seal import KeyRing, SealError
+from gateway.enforce.seal import KeyRing
 from gateway.enforce.tokens import SessionClaims, credential_digest, open_session, seal_session
-from gateway.errors import ProtocolError, UpstreamProtocolError, UpstreamUnavailable
+from gateway.errors import (
+    ClientProtocolError,
+    ProtocolError,
+    SealError,
+    UpstreamProtocolError,
+    UpstreamUnavailable,
+)
 from gateway.policy.loader import Policy
 from gateway.proxy.config import Settings
 from gateway.proxy.headers import HostGuard, downstream_response_headers, upstream_request_headers
@@ -217,7 +223,7 @@ class Relay:
                     body, msg = dumps(outcome.message), classify(dict(outcome.message))
                 if msg.kind == "request":
                     call.x = replace(call.x, request=msg)
-        except ProtocolError as exc:
+        except ClientProtocolError as exc:
             self._log.info("request.rejected", reason=exc.message, upstream=target.name)
             return jsonrpc_error(
                 exc.http_status, msg.id if msg else None, exc.jsonrpc_code, exc.message
@@ -243,9 +249,7 @@ class Relay:
     async def _read_client_message(
         self, request: web.Request, version: str | None
     ) -> tuple[bytes, Message]:
-        too_large = ProtocolError(
-            "Request body too large", jsonrpc_code=errors.INVALID_REQUEST, http_status=413
-        )
+        too_large = ClientProtocolError("Request body too large", http_status=413)
         if request.content_length is not None and request.content_length > self._max_request:
             raise too_large
         body = bytearray()
@@ -257,17 +261,21 @@ class Relay:
         except TimeoutError as exc:
             # timeouts.body ran out while the body was arriving (gateway/proxy/listener.py raises
             # BodyTimeout into the body stream): 408, and the listener closes the connection.
-            raise ProtocolError(
-                "Request body timeout", jsonrpc_code=errors.INVALID_REQUEST, http_status=408
+            raise ClientProtocolError("Request body timeout", http_status=408) from exc
+        try:
+            parsed = parse_message(
+                bytes(body), max_bytes=self._max_request, max_depth=self._max_depth
+            )
+        except ProtocolError as exc:  # the parser's error, attributed to the client
+            raise ClientProtocolError(
+                exc.message, jsonrpc_code=exc.jsonrpc_code, http_status=exc.http_status
             ) from exc
-        parsed = parse_message(bytes(body), max_bytes=self._max_request, max_depth=self._max_depth)
         if isinstance(parsed, list):
-            raise ProtocolError(
-                "JSON-RPC batches are not supported: send one message per request",
-                jsonrpc_code=errors.INVALID_REQUEST,
+            raise ClientProtocolError(
+                "JSON-RPC batches are not supported: send one message per request"
             )
         if parsed.kind in ("request", "notification") and header_mismatch(version, parsed.params):
-            raise ProtocolError(
+            raise ClientProtocolError(
                 "MCP-Protocol-Version header does not match the request body's protocol version",
                 jsonrpc_code=errors.HEADER_MISMATCH,
             )
@@ -284,9 +292,7 @@ class Relay:
             )
         except SealError as exc:
             self._log.info("session.rejected", reason=exc.reason, upstream=call.target.name)
-            raise ProtocolError(
-                "Session not found", jsonrpc_code=errors.INVALID_REQUEST, http_status=404
-            ) from exc
+            raise ClientProtocolError("Session not found", http_status=404) from exc
         call.up_headers = [
             (n, claims.upstream_session if n.lower() == "mcp-session-id" else v)
             for n, v in call.up_headers
@@ -338,14 +344,10 @@ class Relay:
     async def _open(
         self, method: str, query: str, call: _Call, body: bytes | None
     ) -> UpstreamResponse:
-        try:
-            return await self._client.request(
-                method, call.target.url, call.up_headers, body, query=query
-            )
-        except UpstreamTimeout as exc:
-            raise UpstreamUnavailable(str(exc), timeout=True) from exc
-        except UpstreamError as exc:
-            raise UpstreamUnavailable(str(exc)) from exc
+        # Raises UpstreamError / UpstreamTimeout: UpstreamUnavailable, the upstream's fault.
+        return await self._client.request(
+            method, call.target.url, call.up_headers, body, query=query
+        )
 
     async def _reply_upstream(self, call: _Call, reply: Mapping[str, Any]) -> None:
         """POST a JSON-RPC response to the server on the client's behalf (a blocked
@@ -382,23 +384,18 @@ class Relay:
         self._log.warning(
             "upstream.error", upstream=call.target.name, error=exc.message, timeout=exc.timeout
         )
-        rid = call.x.request_id
-        if exc.timeout:
-            return jsonrpc_error(
-                504, rid, errors.GATEWAY_UPSTREAM_TIMEOUT, "Upstream MCP server timed out"
-            )
-        return jsonrpc_error(
-            502, rid, errors.GATEWAY_UPSTREAM_ERROR, "Upstream MCP server unavailable"
+        message = (
+            "Upstream MCP server timed out" if exc.timeout else "Upstream MCP server unavailable"
         )
+        return jsonrpc_error(exc.http_status, call.x.request_id, exc.jsonrpc_code, message)
 
     def _fail_closed(self, call: _Call, why: str) -> web.Response:
         self._metrics.upstream_errors.labels(call.target.name, "protocol").inc()
         self._log.warning("upstream.protocol_error", upstream=call.target.name, error=why)
-        rid = call.x.request_id
         return jsonrpc_error(
-            502,
-            rid,
-            errors.GATEWAY_UPSTREAM_PROTOCOL,
+            UpstreamProtocolError.http_status,
+            call.x.request_id,
+            UpstreamProtocolError.jsonrpc_code,
             "Upstream MCP server sent a response the gateway cannot inspect",
         )
 
@@ -516,14 +513,16 @@ class Relay:
         try:
             value = parse_json(body, max_bytes=self._max_response, max_depth=self._max_depth)
         except JSONParseError as exc:
-            raise ProtocolError(f"unparseable upstream body: {exc.reason}") from exc
+            raise UpstreamProtocolError(f"unparseable upstream body: {exc.reason}") from exc
         if isinstance(value, list):
-            raise ProtocolError("upstream sent a JSON-RPC batch")
+            raise UpstreamProtocolError("upstream sent a JSON-RPC batch")
         try:
             return classify(value)
         except ProtocolError as exc:
             if ok or may_carry_elicitation(body):
-                raise ProtocolError(f"upstream body is not JSON-RPC: {exc.message}") from exc
+                raise UpstreamProtocolError(
+                    f"upstream body is not JSON-RPC: {exc.message}"
+                ) from exc
             return None
 
     async def _read_capped(
@@ -534,7 +533,7 @@ class Relay:
         False, once ``stop_at`` bytes arrived and none of them was marked."""
         declared = upstream.content_length
         if declared is not None and declared > self._max_response:
-            raise ProtocolError("upstream body too large")
+            raise UpstreamProtocolError("upstream body too large")
         while chunk := await self._next_chunk(upstream, read):
             read.scan.feed(chunk)
             if stop_at is not None and read.size >= stop_at and not read.scan.found:
@@ -552,7 +551,7 @@ class Relay:
         if chunk:
             read.size += len(chunk)
             if read.size > self._max_response:
-                raise ProtocolError("upstream body too large")
+                raise UpstreamProtocolError("upstream body too large")
             read.chunks.append(chunk)
         return chunk
 
@@ -676,9 +675,14 @@ class Relay:
             if not block.data or (call.x.retry_id is None and not needs_inspection(block.raw)):
                 await out.write(block.raw)
                 continue
-            msg = parse_message(block.data, max_bytes=self._max_event, max_depth=self._max_depth)
+            try:
+                msg = parse_message(
+                    block.data, max_bytes=self._max_event, max_depth=self._max_depth
+                )
+            except ProtocolError as exc:  # the parser's error, attributed to the upstream
+                raise UpstreamProtocolError(exc.message) from exc
             if isinstance(msg, list):
-                raise ProtocolError("upstream sent a JSON-RPC batch in an event")
+                raise UpstreamProtocolError("upstream sent a JSON-RPC batch in an event")
             outcome = await self._carry_out(call, msg, Direction.SERVER)
             if outcome.retry is not None:
                 await self._retry_into_stream(out, call, outcome.retry.message)
@@ -723,7 +727,7 @@ class Relay:
             await self._read_capped(upstream, read)
             msg = self._inspectable(read.body(), ok=200 <= upstream.status < 300, reading=reading)
             if msg is None:
-                raise ProtocolError("upstream retry answer holds no JSON-RPC message")
+                raise UpstreamProtocolError("upstream retry answer holds no JSON-RPC message")
             outcome = await self._carry_out(call, msg, Direction.SERVER, in_body=True)
             if outcome.retry is not None:
                 await self._retry_into_stream(out, call, outcome.retry.message)

@@ -723,6 +723,29 @@ def test_process_does_not_mutate_its_inputs_and_scans_once(
     assert [r["event"] for r in audit.records] == ["elicitation.decision"]
 
 
+def test_a_detector_exception_is_reported_not_silent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine fails closed and returns; the enforcer turns that into an event (class name,
+    no values) that the app's sink counts in ``gateway_detector_errors_total``."""
+    from gateway.policy import engine
+    from gateway.proxy.metrics import Metrics
+
+    def boom(params: dict[str, Any], cfg: Any) -> list[Finding]:
+        raise ValueError(CANARY)
+
+    monkeypatch.setattr(engine, "_form", boom)
+    run, audit = make()
+    assert run.server_message(handshake(), elicit(PROFILE)).drop
+    decision, failed = audit.records
+    assert decision["reasons"] == ["internal-error"]
+    assert failed["event"] == "policy.detector_failed"
+    assert failed["error"] == "ValueError"
+    assert CANARY not in json.dumps(audit.records)
+    metrics = Metrics()
+    for record in audit.records:
+        metrics.record_audit(record)
+    assert metrics.detector_errors._value.get() == 1.0
+
+
 def test_outbound_secret_scanning_cannot_be_switched_off_by_construction() -> None:
     """``Enforcer(keys)`` scans outbound answers with the detectors' scanner: only the policy
     (``outbound.scan_secrets``) turns scanning off."""
