@@ -30,11 +30,6 @@ TESTED_ELSEWHERE: dict[str, str] = {
 }
 
 PENDING: dict[str, str] = {
-    "errors.py": "the error tree is being redesigned on branch `flow` (issue 11); today exercised "
-    "through tests/enforce/test_seal.py, tests/proxy/test_config.py, tests/policy/test_loader.py",
-    "enforce/exchange.py": "redesigned into one frozen Exchange on branch `flow` (issue 11)",
-    "proxy/reload.py": "redesigned on branch `flow` (issue 11); today exercised by "
-    "tests/e2e/test_operations.py (SIGHUP and file-change reloads)",
     "detect/config.py": "owned by the detection work on main; exercised by tests/detect/*",
     "policy/schema.py": "the policy file's pydantic models; exercised through "
     "tests/policy/test_loader.py (every validation error names its file and field)",

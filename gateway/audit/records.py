@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from gateway.carriers.extract import Sighting, field_names
 from gateway.detect.findings import Decision, Finding
-from gateway.enforce.exchange import hash_id
+from gateway.enforce.exchange import Exchange, hash_id
 
 if TYPE_CHECKING:
-    from gateway.enforce.enforcer import Context
     from gateway.policy.loader import Policy
 
 SCHEMA_VERSION: Final = 1
@@ -46,7 +45,7 @@ def _findings(findings: tuple[Finding, ...] | list[Finding]) -> list[dict[str, s
 
 
 def decision_record(
-    ctx: Context, s: Sighting, decision: Decision, policy: Policy, latency_ms: float
+    ctx: Exchange, s: Sighting, decision: Decision, policy: Policy, latency_ms: float
 ) -> dict[str, Any]:
     scheme, domain = _url_parts(s.params)
     action = decision.effective_action.value
@@ -79,8 +78,25 @@ def decision_record(
     }
 
 
+def detector_failed_record(
+    ctx: Exchange, s: Sighting, error: str | None, policy: Policy
+) -> dict[str, Any]:
+    """A detector raised while deciding (the decision is a fail-closed block). ``error`` is the
+    exception's class name; its message is never logged (it may quote the input)."""
+    return {
+        "event": "policy.detector_failed",
+        "schema_version": SCHEMA_VERSION,
+        "upstream": ctx.upstream,
+        "era": ctx.era.value,
+        "carrier": s.carrier.value,
+        "mode": s.mode,
+        "error": error,
+        "policy_revision": policy.revision,
+    }
+
+
 def answer_record(
-    ctx: Context,
+    ctx: Exchange,
     outcome: str,
     findings: list[Finding],
     *,

@@ -1,27 +1,34 @@
-"""Acting on decisions, per carrier (sans-IO).
+"""Acting on decisions, per carrier (sans-IO): :meth:`Enforcer.process`.
 
-The relay hands every parsed message to an :class:`Enforcer` and carries out the outcome it
-returns; nothing here touches a socket. Outcomes:
+``process(message, exchange, policy) -> (Outcome, events)`` takes one parsed message, the frozen
+:class:`~gateway.enforce.exchange.Exchange` it belongs to and the exchange's policy snapshot; it
+scans the message for elicitations once, decides, and returns what to do
+(:class:`~gateway.enforce.outcome.Outcome`) and the events to log (``elicitation.seen``, then
+``elicitation.decision`` / ``elicitation.answer``). It does no I/O and mutates none of its
+inputs; what the relay must remember (the gateway's own retry) comes back in the outcome. The
+enforcer's only state is its memory across exchanges, kept here because it is about the
+protocol, not the transport: server requests already answered on the client's behalf, blocked
+elicitation ids (per process), answered ``gq1.`` tokens (shared by the workers).
 
-server → client (:meth:`Enforcer.server_message` → :class:`ServerOutcome`)
+server → client
 * handshake ``elicitation/create``: allow/warn → forwarded with its id replaced by a sealed
   ``gq1.`` token (warn also marks ``params._meta``); block → dropped, and the server is answered
   on the client's behalf (``replies``) with a decline (or cancel / an error, per policy).
 * ``-32042``: blocked entries removed; none left → a JSON-RPC error naming the reasons.
 * 2026 ``InputRequiredResult``: blocked entries removed and ``requestState`` replaced by a sealed
-  ``gr1.`` token; if every entry is blocked the relay retries upstream itself (``retry``) or the
-  call fails, per policy.
+  ``gr1.`` token; if every entry is blocked the gateway retries upstream itself (``retry``) or
+  the call fails, per policy.
 * ``notifications/elicitation/complete`` for an elicitation this process blocked → dropped.
 * a handshake elicitation blocked only because the client did not declare its mode → answered
   with the JSON-RPC error a client answers itself (``-32602``, "Client does not support
   URL-mode elicitation requests"), so that the server falls back as it would without a gateway.
 
-client → server (:meth:`Enforcer.client_message` → :class:`ClientOutcome`)
+client → server
 * a handshake answer to a ``gq1.`` id → token opened against the session, the upstream and the
   client's credential, the server's id restored; a second answer to the same token (through
   any worker of this gateway, ``gateway.enforce.replay``) → ``absorb``: the relay answers 202 and
   forwards nothing; an accepted form answer that violates the requested schema or carries a
-  secret → replaced by a decline;
+  secret → replaced by a decline; a token that does not open → ``fail`` (400 ``-32602``);
 * a 2026 retry with a ``gr1.`` token → token verified against the retry, the server's exact state
   restored (or removed), a decline injected for every blocked key, accepted answers checked;
 * an elicitation answer the gateway never asked for (a raw id, a 2026 retry without a ``gr1.``
@@ -29,9 +36,9 @@ client → server (:meth:`Enforcer.client_message` → :class:`ClientOutcome`)
   content is declined (``schema-violation``, ``no-schema``) and scanned for secrets. Answers to
   other server requests (sampling, roots, ping) carry no ``action`` and pass unchanged.
 
-Policy: one snapshot per exchange. The first use captures the current policy in
-:attr:`Context.policy` (the relay sets it when the request arrives); every later decision of that
-request, stream or gateway retry uses the same object, whatever a reload swapped in meanwhile.
+Policy: one snapshot per exchange. The relay captures the policy in force when a request
+arrives and passes that object for every message of the request, its stream and the gateway's
+retries, whatever a reload swapped in meanwhile.
 """
 
 from __future__ import annotations
@@ -41,16 +48,18 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from gateway import errors
-from gateway.audit.records import AuditSink, answer_record, decision_record
+from gateway.audit.records import answer_record, decision_record, detector_failed_record
 from gateway.carriers.extract import Carrier, Sighting, from_client, from_server
 from gateway.detect.findings import Action, Decision, Finding, Reason
 from gateway.enforce.answers import check_answer
+from gateway.enforce.exchange import Direction, Event, Exchange, seen_events
+from gateway.enforce.outcome import FORWARD, Outcome, Retry
 from gateway.enforce.replay import AnsweredTable, shared_table
-from gateway.enforce.seal import KeyRing, SealError, digest
+from gateway.enforce.seal import KeyRing
 from gateway.enforce.tokens import (
     REQUEST,
     REQUEST_TTL,
@@ -64,67 +73,35 @@ from gateway.enforce.tokens import (
     seal_request,
     seal_state,
 )
-from gateway.policy.engine import decide, evaluate, warm_policy
+from gateway.errors import ClientProtocolError, SealError
+from gateway.policy.engine import decide, evaluate
 from gateway.policy.loader import Policy
-from gateway.wire.era import Era
 from gateway.wire.jsonrpc import Message
 
 WARNING_META_KEY: Final = "dev.elicitation-gateway/warning"
-INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 # What a client answers for an elicitation in a mode it did not declare (spec 2025-11-25:
 # -32602; the wording is the TypeScript SDK client's, the Python SDK client does not check).
 UNSUPPORTED_MODE: Final = {
     "form": "Client does not support form-mode elicitation requests",
     "url": "Client does not support URL-mode elicitation requests",
 }
+SecretScanner = Callable[[str, str], list[Finding]]
+
+
+def scan_secrets(text: str, path: str) -> list[Finding]:
+    """The detectors' secret scanner (imported on first use: its data is heavy)."""
+    from gateway.detect.secrets import scan_secrets as scan  # noqa: PLC0415
+
+    return scan(text, path)
 
 
 @dataclass(slots=True)
-class Context:
-    """What the enforcer knows about one exchange (filled in by the relay)."""
+class _Job:
+    """One call of :meth:`Enforcer.process`: its inputs and the events it collects."""
 
-    upstream: str
-    era: Era
-    modes: frozenset[str] | None  # declared elicitation modes; None = unknown (fail closed)
-    credential: str  # digest of the client's credential
-    session: str | None = None  # the upstream Mcp-Session-Id (restored from the sealed one)
-    client: str | None = None
-    request: Message | None = None  # the (upstream-facing) request this response answers
-    transport: str = "json"  # json | post | get
-    client_id: str | int | None = None  # the client's id when the gateway retried itself
-    retry_id: str | None = None
-    rounds: int = 0  # rounds the gateway retried itself
-    policy: Policy | None = None  # the snapshot this exchange is judged by (set on first use)
-
-    @property
-    def session_digest(self) -> str:
-        return digest(self.session or "")
-
-
-@dataclass(slots=True)
-class ServerOutcome:
-    """``message`` None with ``drop`` False means: forward the original bytes unchanged."""
-
-    message: dict[str, Any] | None = None
-    drop: bool = False
-    replies: list[dict[str, Any]] = field(default_factory=list)
-    retry: dict[str, Any] | None = None
-
-    @property
-    def unchanged(self) -> bool:
-        return self.message is None and not self.drop and self.retry is None
-
-
-@dataclass(slots=True)
-class ClientOutcome:
-    """``message`` None, ``reject`` None and ``absorb`` False: forward unchanged.
-
-    ``absorb``: the message was handled here (a replayed answer); the client gets what the MCP
-    SDK server answers for a duplicate response, 202 with no body, and nothing is forwarded."""
-
-    message: dict[str, Any] | None = None
-    reject: tuple[int, int, str] | None = None  # (HTTP status, JSON-RPC code, message)
-    absorb: bool = False
+    x: Exchange
+    policy: Policy
+    events: list[Event] = field(default_factory=list)
 
 
 class _Recent:
@@ -148,62 +125,69 @@ class _Recent:
         return key in self._data
 
 
-def warm_up(policy: Policy) -> None:
-    """Load every detector's data and warm every detection configuration of ``policy`` before
-    it takes traffic (one warm-up, the engine's: :func:`gateway.policy.engine.warm_policy`)."""
-    warm_policy(policy)
+def _reject(message: str) -> Outcome:
+    return Outcome(fail=ClientProtocolError(message, jsonrpc_code=errors.INVALID_PARAMS))
 
 
 class Enforcer:
     def __init__(
         self,
         keys: KeyRing,
-        policy: Callable[[], Policy],
-        audit: AuditSink,
         *,
-        secret_scanner: Callable[[str, str], list[Finding]] | None = None,
+        secret_scanner: SecretScanner = scan_secrets,
         request_ttl: float = REQUEST_TTL,
         state_ttl: float = STATE_TTL,
         answered: AnsweredTable | None = None,
     ) -> None:
+        """``secret_scanner`` scans outbound answers when the policy asks for it
+        (``enforcement.outbound.scan_secrets``); the detectors' scanner unless replaced (there
+        is no way to switch scanning off here: that is the policy's call)."""
         self._request_ttl = request_ttl
         self._state_ttl = state_ttl
         self._keys = keys
-        self._policy = policy
-        self._audit = audit
         self._scan = secret_scanner
         self._answered = _Recent()  # (session digest, server request id) answered on behalf
         self._blocked_ids = _Recent()  # (session digest, elicitationId) blocked
         # Answered gq1. tokens: shared by the workers forked from this process (enforce/replay.py).
         self._answered_tokens = answered if answered is not None else shared_table()
-        warm_up(policy())
 
-    def policy(self) -> Policy:
-        """The policy in force now (what a new exchange captures)."""
-        return self._policy()
-
-    def _policy_of(self, ctx: Context) -> Policy:
-        """The exchange's policy snapshot, captured on first use."""
-        if ctx.policy is None:
-            ctx.policy = self._policy()
-        return ctx.policy
+    def process(
+        self, message: Message, exchange: Exchange, policy: Policy
+    ) -> tuple[Outcome, list[Event]]:
+        """Decide what happens to ``message`` (see the module docstring)."""
+        job = _Job(exchange, policy)
+        if exchange.direction is Direction.CLIENT:
+            sightings = from_client(message, answer_ids=REQUEST)
+            job.events += seen_events(exchange, sightings)
+            outcome = self._client_message(job, message, sightings)
+        else:
+            sightings = from_server(message)
+            job.events += seen_events(exchange, sightings)
+            outcome = self._server_message(job, message, sightings)
+        return outcome, job.events
 
     # -- decisions ------------------------------------------------------------------------
 
-    def _decide(self, ctx: Context, s: Sighting, policy: Policy) -> Decision:
+    def _decide(self, job: _Job, s: Sighting) -> Decision:
+        x = job.x
         started = time.perf_counter()
         decision = evaluate(
             s.params,
-            modes=ctx.modes or frozenset(),
-            server=ctx.upstream,
-            policy=policy,
-            era=ctx.era.value,
+            modes=x.modes or frozenset(),
+            server=x.upstream,
+            policy=job.policy,
+            era=x.era.value,
         )
         latency = (time.perf_counter() - started) * 1000.0
-        self._audit(decision_record(ctx, s, decision, policy, latency))
+        job.events.append(decision_record(x, s, decision, job.policy, latency))
+        for f in decision.findings:
+            if f.reason is Reason.INTERNAL_ERROR and f.path == "$":
+                # A detector raised: the engine blocked (fail closed); say so, without values.
+                job.events.append(detector_failed_record(x, s, f.detail, job.policy))
         return decision
 
-    def _mark(self, params: Any, decision: Decision) -> Any:
+    @staticmethod
+    def _mark(params: Any, decision: Decision) -> Any:
         if not isinstance(params, Mapping):
             return params
         marked = dict(params)
@@ -219,110 +203,106 @@ class Enforcer:
 
     # -- server → client --------------------------------------------------------------------
 
-    def server_message(self, ctx: Context, msg: Message) -> ServerOutcome:
-        retry_id = ctx.retry_id
-        outcome = self._server_message(ctx, msg)
-        if retry_id is not None and msg.id == retry_id and not outcome.drop and not outcome.retry:
+    def _server_message(self, job: _Job, msg: Message, sightings: list[Sighting]) -> Outcome:
+        outcome = self._judge_server(job, msg, sightings) if sightings else FORWARD
+        x = job.x
+        if (
+            x.retry_id is not None
+            and msg.id == x.retry_id
+            and not outcome.drop
+            and not outcome.retry
+        ):
             # The answer to the gateway's own retry goes back under the client's id.
-            answer = outcome.message if outcome.message is not None else dict(msg.obj)
-            answer["id"] = ctx.client_id
-            outcome.message = answer
+            answer = dict(outcome.message if outcome.message is not None else msg.obj)
+            answer["id"] = x.request_id
+            return replace(outcome, message=answer)
         return outcome
 
-    def _server_message(self, ctx: Context, msg: Message) -> ServerOutcome:
-        sightings = from_server(msg)
-        if not sightings:
-            return ServerOutcome()
-        policy = self._policy_of(ctx)
+    def _judge_server(self, job: _Job, msg: Message, sightings: list[Sighting]) -> Outcome:
         carrier = sightings[0].carrier
         if carrier is Carrier.SERVER_REQUEST:
-            return self._server_request(ctx, msg, sightings[0], policy)
+            return self._server_request(job, msg, sightings[0])
         if carrier is Carrier.URL_REQUIRED_ERROR:
-            return self._url_required(ctx, msg, sightings, policy)
+            return self._url_required(job, msg, sightings)
         if carrier is Carrier.INPUT_REQUIRED:
-            return self._input_required(ctx, msg, sightings, policy)
+            return self._input_required(job, msg, sightings)
         if carrier is Carrier.COMPLETE:
             eid = sightings[0].elicitation_id or ""
-            if (ctx.session_digest, eid) in self._blocked_ids:
-                return ServerOutcome(drop=True)
-        return ServerOutcome()
+            if (job.x.session_digest, eid) in self._blocked_ids:
+                return Outcome(drop=True)
+        return FORWARD
 
     def _block_reply(self, request_id: Any, decision: Decision, policy: Policy) -> dict[str, Any]:
         answer = policy.enforcement.block_response
         if answer == "error":
-            return self._policy_error(request_id, decision.reasons)
+            return _policy_error(request_id, decision.reasons)
         return {"jsonrpc": "2.0", "id": request_id, "result": {"action": answer}}
 
     @staticmethod
-    def _unsupported_mode(
-        ctx: Context, s: Sighting, decision: Decision, policy: Policy
-    ) -> str | None:
+    def _unsupported_mode(job: _Job, s: Sighting, decision: Decision) -> str | None:
         """The error message a client answers itself when the block is due to an undeclared
         mode alone (the client's modes are known, and no other finding blocks); else None."""
-        if ctx.modes is None or s.mode not in UNSUPPORTED_MODE:
+        if job.x.modes is None or s.mode not in UNSUPPORTED_MODE:
             return None
         if not any(f.reason is Reason.MODE_NOT_DECLARED for f in decision.findings):
             return None
         rest = [f for f in decision.findings if f.reason is not Reason.MODE_NOT_DECLARED]
-        if decide(rest, policy, ctx.upstream).action is Action.BLOCK:
+        if decide(rest, job.policy, job.x.upstream).action is Action.BLOCK:
             return None
         return UNSUPPORTED_MODE[s.mode]
 
-    def _server_request(
-        self, ctx: Context, msg: Message, s: Sighting, policy: Policy
-    ) -> ServerOutcome:
-        decision = self._decide(ctx, s, policy)
+    def _server_request(self, job: _Job, msg: Message, s: Sighting) -> Outcome:
+        x = job.x
+        decision = self._decide(job, s)
         if decision.effective_action is Action.BLOCK:
             if s.elicitation_id is not None:
-                self._blocked_ids.add((ctx.session_digest, s.elicitation_id))
-            first = self._answered.add((ctx.session_digest, repr(msg.id)))
-            unsupported = self._unsupported_mode(ctx, s, decision, policy)
+                self._blocked_ids.add((x.session_digest, s.elicitation_id))
+            first = self._answered.add((x.session_digest, repr(msg.id)))
+            unsupported = self._unsupported_mode(job, s, decision)
             if not first:
-                replies = []
+                replies: tuple[dict[str, Any], ...] = ()
             elif unsupported is not None:
-                replies = [_error(msg.id, errors.INVALID_PARAMS, unsupported)]
+                replies = (_error(msg.id, errors.INVALID_PARAMS, unsupported),)
             else:
-                replies = [self._block_reply(msg.id, decision, policy)]
-            return ServerOutcome(drop=True, replies=replies)
+                replies = (self._block_reply(msg.id, decision, job.policy),)
+            return Outcome(drop=True, replies=replies)
         params = msg.params if isinstance(msg.params, Mapping) else {}
         schema = params.get("requestedSchema") if s.mode == "form" else None
         token = seal_request(
             self._keys,
             RequestClaims(
                 msg.id if msg.id is not None else "",
-                ctx.session_digest,
+                x.session_digest,
                 s.mode,
                 schema if isinstance(schema, Mapping) else None,
                 decision.action is not Action.ALLOW,
-                ctx.credential,
-                ctx.upstream,
+                x.credential,
+                x.upstream,
             ),
             self._request_ttl,
         )
         new = dict(msg.obj)
         new["id"] = token
-        new["params"] = self._maybe_mark(msg.params, decision, policy)
-        return ServerOutcome(message=new)
+        new["params"] = self._maybe_mark(msg.params, decision, job.policy)
+        return Outcome(message=new)
 
-    def _url_required(
-        self, ctx: Context, msg: Message, sightings: list[Sighting], policy: Policy
-    ) -> ServerOutcome:
+    def _url_required(self, job: _Job, msg: Message, sightings: list[Sighting]) -> Outcome:
         kept: list[Any] = []
         reasons: list[str] = []
         changed = False
         for s in sightings:
-            decision = self._decide(ctx, s, policy)
+            decision = self._decide(job, s)
             if decision.effective_action is Action.BLOCK:
                 changed = True
                 reasons.extend(decision.reasons)
                 if s.elicitation_id is not None:
-                    self._blocked_ids.add((ctx.session_digest, s.elicitation_id))
+                    self._blocked_ids.add((job.x.session_digest, s.elicitation_id))
                 continue
-            marked = self._maybe_mark(s.params, decision, policy)
+            marked = self._maybe_mark(s.params, decision, job.policy)
             changed = changed or marked is not s.params
             kept.append(marked)
         if not changed:
-            return ServerOutcome()
+            return FORWARD
         error = dict(msg.error or {})
         if kept:
             data = dict(error["data"]) if isinstance(error.get("data"), Mapping) else {}
@@ -334,17 +314,16 @@ class Enforcer:
                 "message": "URL elicitation blocked by gateway policy",
                 "data": {"reasons": list(dict.fromkeys(reasons))},
             }
-        return ServerOutcome(message={"jsonrpc": "2.0", "id": msg.id, "error": error})
+        return Outcome(message={"jsonrpc": "2.0", "id": msg.id, "error": error})
 
-    def _input_required(
-        self, ctx: Context, msg: Message, sightings: list[Sighting], policy: Policy
-    ) -> ServerOutcome:
+    def _input_required(self, job: _Job, msg: Message, sightings: list[Sighting]) -> Outcome:
+        x, policy = job.x, job.policy
         result = dict(msg.result) if isinstance(msg.result, Mapping) else {}
         requests = result.get("inputRequests")
-        decisions = {s.key: (s, self._decide(ctx, s, policy)) for s in sightings}
+        decisions = {s.key: (s, self._decide(job, s)) for s in sightings}
         if not isinstance(requests, Mapping):
             reasons = [r for _, d in decisions.values() for r in d.reasons]
-            return ServerOutcome(message=self._policy_error(msg.id, reasons or ["malformed"]))
+            return Outcome(message=_policy_error(msg.id, reasons or ["malformed"]))
         blocked: list[str] = []
         schemas: dict[str, Mapping[str, Any]] = {}
         kept: dict[str, Any] = {}
@@ -364,125 +343,97 @@ class Enforcer:
             marked = dict(entry)
             marked["params"] = self._maybe_mark(s.params, decision, policy)
             kept[key] = marked
-        request = ctx.request
-        params = (
-            request.params if request is not None and isinstance(request.params, Mapping) else {}
-        )
+        request = x.request
         claims = StateClaims(
             has_state=result.get("requestState") is not None,
             state=result.get("requestState"),
             blocked=tuple(blocked),
             schemas=schemas,
-            **_binding(ctx, request),
+            **_binding(x, request),
         )
         if not kept:
             reasons = [r for k in blocked for r in decisions[k][1].reasons]
             if policy.enforcement.all_blocked_round == "fail":
-                return ServerOutcome(message=self._policy_error(msg.id, reasons))
-            if ctx.rounds >= policy.enforcement.max_gateway_rounds or request is None:
-                return ServerOutcome(message=self._policy_error(msg.id, reasons))
-            return ServerOutcome(retry=self._retry(ctx, request, params, claims))
+                return Outcome(message=_policy_error(msg.id, reasons))
+            if x.rounds >= policy.enforcement.max_gateway_rounds or request is None:
+                return Outcome(message=_policy_error(msg.id, reasons))
+            return Outcome(retry=_retry(x, request, claims))
         result["inputRequests"] = kept
         result["requestState"] = seal_state(self._keys, claims, self._state_ttl)
-        return ServerOutcome(message={"jsonrpc": "2.0", "id": msg.id, "result": result})
-
-    def _retry(
-        self, ctx: Context, request: Message, params: Mapping[str, Any], claims: StateClaims
-    ) -> dict[str, Any]:
-        """The retry the gateway performs itself when every input request was blocked."""
-        new_params = {
-            k: v for k, v in params.items() if k not in ("inputResponses", "requestState")
-        }
-        new_params["inputResponses"] = {k: {"action": "decline"} for k in claims.blocked}
-        if claims.has_state:
-            new_params["requestState"] = claims.state
-        if ctx.client_id is None:
-            ctx.client_id = request.id
-        ctx.retry_id = f"gateway-retry-{uuid.uuid4().hex}"
-        ctx.rounds += 1
-        return {
-            "jsonrpc": "2.0",
-            "id": ctx.retry_id,
-            "method": request.method,
-            "params": new_params,
-        }
-
-    @staticmethod
-    def _policy_error(request_id: Any, reasons: list[str]) -> dict[str, Any]:
-        return _error(
-            request_id,
-            errors.GATEWAY_POLICY_BLOCKED,
-            "Elicitation blocked by gateway policy",
-            {"reasons": list(dict.fromkeys(reasons))},
-        )
+        return Outcome(message={"jsonrpc": "2.0", "id": msg.id, "result": result})
 
     # -- client → server --------------------------------------------------------------------
 
-    def client_message(self, ctx: Context, msg: Message) -> ClientOutcome:
+    def _client_message(self, job: _Job, msg: Message, sightings: list[Sighting]) -> Outcome:
         if msg.kind in ("response", "error"):
             if isinstance(msg.id, str) and msg.id.startswith(REQUEST):
-                return self._answer(ctx, msg)
-            return self._unsealed_answer(ctx, msg)
+                return self._answer(job, msg)
+            return self._unsealed_answer(job, msg)
         if msg.kind == "request" and isinstance(msg.params, Mapping):
             state = msg.params.get("requestState")
             if isinstance(state, str) and state.startswith(STATE):
-                return self._retry_from_client(ctx, msg, state)
+                return self._retry_from_client(job, msg, state, sightings)
             if isinstance(msg.params.get("inputResponses"), Mapping):
-                return self._unsealed_inputs(ctx, msg)
-        return ClientOutcome()
+                return self._unsealed_inputs(job, msg)
+        return FORWARD
 
-    def _answer(self, ctx: Context, msg: Message) -> ClientOutcome:
+    def _answer(self, job: _Job, msg: Message) -> Outcome:
+        x = job.x
         token = str(msg.id)
         try:
             claims = open_request(
                 self._keys,
                 token,
-                session=ctx.session_digest,
-                credential=ctx.credential,
-                upstream=ctx.upstream,
+                session=x.session_digest,
+                credential=x.credential,
+                upstream=x.upstream,
             )
         except SealError as exc:
-            self._audit(answer_record(ctx, "rejected", [], reason=exc.reason, answer_id="sealed"))
-            return ClientOutcome(
-                reject=(400, errors.INVALID_PARAMS, "Invalid or expired elicitation response id")
+            job.events.append(
+                answer_record(x, "rejected", [], reason=exc.reason, answer_id="sealed")
             )
-        key = hashlib.sha256(f"{ctx.upstream}\0{token}".encode()).digest()
+            return _reject("Invalid or expired elicitation response id")
+        key = hashlib.sha256(f"{x.upstream}\0{token}".encode()).digest()
         if not self._answered_tokens.add(key, time.time() + self._request_ttl):
             # The server already has this answer (through this gateway, any worker): like the
             # MCP SDK server for a duplicate response, accept it and pass nothing on.
-            self._audit(answer_record(ctx, "replayed", [], answer_id="sealed"))
-            return ClientOutcome(absorb=True)
+            job.events.append(answer_record(x, "replayed", [], answer_id="sealed"))
+            return Outcome(absorb=True)
         new = dict(msg.obj)
         new["id"] = claims.request_id
         result = msg.result
         if msg.kind == "response" and isinstance(result, Mapping):
             schema = claims.schema if claims.mode == "form" else None
-            findings = self._check_answer(ctx, result, schema, form=claims.mode == "form")
+            findings = self._check_answer(job, result, schema, form=claims.mode == "form")
             if findings:
                 new["result"] = {"action": "decline"}
-                self._audit(answer_record(ctx, "declined-by-gateway", findings, answer_id="sealed"))
-                return ClientOutcome(message=new)
-        self._audit(answer_record(ctx, "forwarded", [], answer_id="sealed"))
-        return ClientOutcome(message=new)
+                job.events.append(
+                    answer_record(x, "declined-by-gateway", findings, answer_id="sealed")
+                )
+                return Outcome(message=new)
+        job.events.append(answer_record(x, "forwarded", [], answer_id="sealed"))
+        return Outcome(message=new)
 
-    def _unsealed_answer(self, ctx: Context, msg: Message) -> ClientOutcome:
+    def _unsealed_answer(self, job: _Job, msg: Message) -> Outcome:
         """A response whose id the gateway did not seal. Every elicitation the gateway forwards
         carries a ``gq1.`` id, so an ElicitResult-shaped answer (one with ``action``) answers
         nothing the user was shown through the gateway: it is checked as content without a
         schema. Answers to sampling, roots or ping carry no ``action`` and pass unchanged."""
         result = msg.result
         if msg.kind != "response" or not isinstance(result, Mapping) or "action" not in result:
-            return ClientOutcome()
-        findings = self._check_answer(ctx, result, None, form=False)
+            return FORWARD
+        findings = self._check_answer(job, result, None, form=False)
         if findings:
             new = dict(msg.obj)
             new["result"] = {"action": "decline"}
-            self._audit(answer_record(ctx, "declined-by-gateway", findings, answer_id="raw"))
-            return ClientOutcome(message=new)
-        self._audit(answer_record(ctx, "forwarded", [], answer_id="raw"))
-        return ClientOutcome()
+            job.events.append(
+                answer_record(job.x, "declined-by-gateway", findings, answer_id="raw")
+            )
+            return Outcome(message=new)
+        job.events.append(answer_record(job.x, "forwarded", [], answer_id="raw"))
+        return FORWARD
 
-    def _unsealed_inputs(self, ctx: Context, msg: Message) -> ClientOutcome:
+    def _unsealed_inputs(self, job: _Job, msg: Message) -> Outcome:
         """A 2026 request carrying ``inputResponses`` without a ``gr1.`` token: the gateway
         seals the state of every round it forwards, so these answer nothing it let through.
         Elicitation answers are checked as content without a schema."""
@@ -492,23 +443,25 @@ class Enforcer:
         for key, answer in list(responses.items()):
             if not isinstance(answer, Mapping) or "action" not in answer:
                 continue  # sampling / roots results: not elicitation answers
-            findings = self._check_answer(ctx, answer, None, form=False)
+            findings = self._check_answer(job, answer, None, form=False)
             if findings:
                 responses[key] = {"action": "decline"}
                 changed = True
-                self._audit(answer_record(ctx, "declined-by-gateway", findings, key=str(key)))
+                job.events.append(
+                    answer_record(job.x, "declined-by-gateway", findings, key=str(key))
+                )
             else:
-                self._audit(answer_record(ctx, "forwarded", [], key=str(key)))
+                job.events.append(answer_record(job.x, "forwarded", [], key=str(key)))
         if not changed:
-            return ClientOutcome()
+            return FORWARD
         params["inputResponses"] = responses
         new = dict(msg.obj)
         new["params"] = params
-        return ClientOutcome(message=new)
+        return Outcome(message=new)
 
     def _check_answer(
         self,
-        ctx: Context,
+        job: _Job,
         answer: Mapping[str, Any],
         schema: Mapping[str, Any] | None,
         *,
@@ -525,7 +478,7 @@ class Enforcer:
             return []
         if not (form and answer.get("action") == "accept"):
             schema = None
-        outbound = self._policy_of(ctx).enforcement.outbound
+        outbound = job.policy.enforcement.outbound
         findings: list[Finding] = []
         if outbound.validate_content or outbound.scan_secrets:
             scan = self._scan if outbound.scan_secrets else None
@@ -534,18 +487,19 @@ class Enforcer:
                 findings = [f for f in findings if f.reason is not Reason.SCHEMA_VIOLATION]
         return findings
 
-    def _retry_from_client(self, ctx: Context, msg: Message, token: str) -> ClientOutcome:
+    def _retry_from_client(
+        self, job: _Job, msg: Message, token: str, sightings: list[Sighting]
+    ) -> Outcome:
+        x = job.x
         try:
             claims = open_state(
                 self._keys,
                 token,
-                expect=StateClaims(False, None, (), {}, **_binding(ctx, msg)),
+                expect=StateClaims(False, None, (), {}, **_binding(x, msg)),
             )
         except SealError as exc:
-            self._audit(answer_record(ctx, "state-rejected", [], reason=exc.reason))
-            return ClientOutcome(
-                reject=(400, errors.INVALID_PARAMS, "Invalid or expired gateway request state")
-            )
+            job.events.append(answer_record(x, "state-rejected", [], reason=exc.reason))
+            return _reject("Invalid or expired gateway request state")
         params = dict(msg.params) if isinstance(msg.params, Mapping) else {}
         if claims.has_state:
             params["requestState"] = claims.state
@@ -553,24 +507,47 @@ class Enforcer:
             params.pop("requestState", None)
         given = params.get("inputResponses")
         responses = dict(given) if isinstance(given, Mapping) else {}
-        for s in from_client(msg):
+        for s in sightings:
             if s.key is None or s.key in claims.blocked:
                 continue
             answer = responses.get(s.key)
             schema = claims.schemas.get(s.key)
             if isinstance(answer, Mapping) and "action" in answer:
-                findings = self._check_answer(ctx, answer, schema, form=schema is not None)
+                findings = self._check_answer(job, answer, schema, form=schema is not None)
                 if findings:
                     responses[s.key] = {"action": "decline"}
-                    self._audit(answer_record(ctx, "declined-by-gateway", findings, key=s.key))
+                    job.events.append(answer_record(x, "declined-by-gateway", findings, key=s.key))
                     continue
-            self._audit(answer_record(ctx, "forwarded", [], key=s.key))
+            job.events.append(answer_record(x, "forwarded", [], key=s.key))
         for key in claims.blocked:
             responses[key] = {"action": "decline"}
         params["inputResponses"] = responses
         new = dict(msg.obj)
         new["params"] = params
-        return ClientOutcome(message=new)
+        return Outcome(message=new)
+
+
+def _retry(x: Exchange, request: Message, claims: StateClaims) -> Retry:
+    """The retry the gateway performs itself when every input request was blocked, and the
+    exchange its answer belongs to."""
+    params = request.params if isinstance(request.params, Mapping) else {}
+    new_params = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+    new_params["inputResponses"] = {k: {"action": "decline"} for k in claims.blocked}
+    if claims.has_state:
+        new_params["requestState"] = claims.state
+    retry_id = f"gateway-retry-{uuid.uuid4().hex}"
+    message = {"jsonrpc": "2.0", "id": retry_id, "method": request.method, "params": new_params}
+    client_id = x.request_id if x.request_id is not None else request.id
+    return Retry(message, replace(x, request_id=client_id, retry_id=retry_id, rounds=x.rounds + 1))
+
+
+def _policy_error(request_id: Any, reasons: list[str]) -> dict[str, Any]:
+    return _error(
+        request_id,
+        errors.GATEWAY_POLICY_BLOCKED,
+        "Elicitation blocked by gateway policy",
+        {"reasons": list(dict.fromkeys(reasons))},
+    )
 
 
 def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -580,7 +557,7 @@ def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[s
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
-def _binding(ctx: Context, request: Message | None) -> dict[str, str]:
+def _binding(x: Exchange, request: Message | None) -> dict[str, str]:
     """What a 2026 request-state token is bound to."""
     params = request.params if request is not None and isinstance(request.params, Mapping) else {}
     method = request.method or "" if request is not None else ""
@@ -589,6 +566,6 @@ def _binding(ctx: Context, request: Message | None) -> dict[str, str]:
         "method": method,
         "target": target if isinstance(target, str) else "",
         "arguments": arguments_digest(params.get("arguments")),
-        "credential": ctx.credential,
-        "upstream": ctx.upstream,
+        "credential": x.credential,
+        "upstream": x.upstream,
     }

@@ -1,35 +1,62 @@
-"""Observation of elicitations (sans-IO): one structured event per elicitation seen.
+"""One exchange's facts, frozen per message (sans-IO), and the ``elicitation.seen`` event.
 
-The relay calls :meth:`Observer.client_message` / :meth:`Observer.server_message` for every parsed
-message; the observer extracts sightings and logs ``elicitation.seen``. Only names, modes, ids
-and domains are logged — never values.
+The relay builds an :class:`Exchange` for every message it hands to
+:meth:`gateway.enforce.enforcer.Enforcer.process` (``dataclasses.replace`` on the request's
+current facts) and never mutates it; facts that change during a request (the session id an
+``initialize`` minted, the stream kind, the gateway's own 2026 retry) make a new one. Nothing
+flows back through an exchange: what the enforcer learns is returned in its
+:class:`gateway.enforce.outcome.Outcome`.
+
+:func:`seen_events` turns the sightings of one message (scanned once, by ``process``) into
+``elicitation.seen`` events: names, modes, ids and domains only, never values.
 """
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Final
 
 from gateway.carriers import extract
 from gateway.carriers.extract import Sighting
+from gateway.enforce.seal import digest
 from gateway.enforce.tokens import REQUEST
 from gateway.wire.era import Era
 from gateway.wire.jsonrpc import Message
 
+Event = dict[str, Any]
+"""An audit or observation event: ``event`` names it (``elicitation.seen`` goes to the logger
+``gateway.observe``, every other event to the audit trail, ``gateway.audit``)."""
 
-@dataclass(slots=True)
+SEEN: Final = "elicitation.seen"
+
+
+class Direction(StrEnum):
+    CLIENT = "client"  # client → server: the client's POST body
+    SERVER = "server"  # server → client: a response body or an SSE event
+
+
+@dataclass(frozen=True, slots=True)
 class Exchange:
-    """Per-request facts the relay collects and the observer reads."""
+    """What is known about one message's exchange when it is processed."""
 
     upstream: str
     era: Era
-    session_id: str | None = None
-    method: str | None = None
-    request_id: str | int | None = None
-    modes: frozenset[str] | None = None  # declared modes, when known
-    client: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    credential: str = ""  # digest of the client's Authorization header
+    direction: Direction = Direction.SERVER
+    transport: str = "json"  # json | post | get (the SSE stream kind)
+    modes: frozenset[str] | None = None  # declared elicitation modes; None = unknown
+    session: str | None = None  # the upstream Mcp-Session-Id (restored from the sealed one)
+    client: str | None = None  # the client's name (from initialize or the request's _meta)
+    request_id: str | int | None = None  # the id of the client's request (errors answer it)
+    request: Message | None = None  # the upstream-facing request a response answers
+    retry_id: str | None = None  # the id of the gateway's own 2026 retry in flight
+    rounds: int = 0  # rounds the gateway retried itself
+
+    @property
+    def session_digest(self) -> str:
+        return digest(self.session or "")
 
 
 def hash_id(value: str | None) -> str | None:
@@ -39,49 +66,34 @@ def hash_id(value: str | None) -> str | None:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-class Observer:
-    def __init__(self, logger: Any) -> None:
-        self._log = logger
+def seen_events(x: Exchange, sightings: list[Sighting]) -> list[Event]:
+    """One ``elicitation.seen`` event per sighting (answers arrive in the client's POST body)."""
+    transport = "json" if x.direction is Direction.CLIENT else x.transport
+    return [_seen(x, s, transport) for s in sightings]
 
-    def client_message(self, x: Exchange, msg: Message) -> list[Sighting]:
-        """A client→server message: log the answers it carries. The relay has already put the
-        session facts (declared modes, client name) on ``x``, from the sealed session id or the
-        request's ``_meta``."""
-        x.method = msg.method
-        x.request_id = msg.id
-        found = extract.from_client(msg, answer_ids=REQUEST)
-        for s in found:
-            self._emit(x, s, transport="json")  # answers arrive in the client's POST body
-        return found
 
-    def server_message(self, x: Exchange, msg: Message, *, transport: str) -> list[Sighting]:
-        """A server→client message (``transport``: json, or the SSE stream kind post/get)."""
-        found = extract.from_server(msg)
-        for s in found:
-            self._emit(x, s, transport=transport)
-        return found
-
-    def _emit(self, x: Exchange, s: Sighting, *, transport: str) -> None:
-        event: dict[str, Any] = {
-            "upstream": x.upstream,
-            "era": x.era.value,
-            "carrier": s.carrier.value,
-            "mode": s.mode,
-            "transport": "sse" if transport in ("post", "get") else transport,
-            "location": s.location,
-            "declared_modes": sorted(x.modes) if x.modes is not None else None,
-            "session": hash_id(x.session_id),
-            "client": x.client,
-        }
-        if transport in ("post", "get"):
-            event["stream"] = transport
-        if s.request_id is not None:
-            sealed = isinstance(s.request_id, str) and s.request_id.startswith(REQUEST)
-            event["request_id"] = "sealed" if sealed else s.request_id
-        if s.key is not None:
-            event["key"] = s.key[:128]
-        if s.action is not None:
-            event["action"] = s.action[:16]
-        if s.params is not None:
-            event["fields"] = extract.field_names(s.params)
-        self._log.info("elicitation.seen", **event)
+def _seen(x: Exchange, s: Sighting, transport: str) -> Event:
+    event: Event = {
+        "event": SEEN,
+        "upstream": x.upstream,
+        "era": x.era.value,
+        "carrier": s.carrier.value,
+        "mode": s.mode,
+        "transport": "sse" if transport in ("post", "get") else transport,
+        "location": s.location,
+        "declared_modes": sorted(x.modes) if x.modes is not None else None,
+        "session": hash_id(x.session),
+        "client": x.client,
+    }
+    if transport in ("post", "get"):
+        event["stream"] = transport
+    if s.request_id is not None:
+        sealed = isinstance(s.request_id, str) and s.request_id.startswith(REQUEST)
+        event["request_id"] = "sealed" if sealed else s.request_id
+    if s.key is not None:
+        event["key"] = s.key[:128]
+    if s.action is not None:
+        event["action"] = s.action[:16]
+    if s.params is not None:
+        event["fields"] = extract.field_names(s.params)
+    return event

@@ -30,21 +30,12 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from gateway.errors import ConfigError
+from gateway.errors import ConfigError, SealError
 
 _KID_LEN: Final = 4
 _NONCE_LEN: Final = 12
 MIN_KEY_BYTES: Final = 32
 ENV_KEYS: Final = "GATEWAY_KEYS"
-
-
-class SealError(Exception):
-    """A token that does not open: tampered, foreign key, wrong purpose, expired or malformed.
-    ``reason`` is a short code for the audit log (``invalid``, ``expired``)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def b64u(data: bytes) -> str:

@@ -21,7 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from gateway.enforce.seal import KeyRing, SealError, canonical_json, digest
+from gateway.enforce.seal import KeyRing, canonical_json, digest
+from gateway.errors import SealError
 
 SESSION: Final = "gs1."
 REQUEST: Final = "gq1."

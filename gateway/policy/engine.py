@@ -8,8 +8,11 @@ Layers, cheap first; every applicable check runs so the audit shows every reason
    ``message``; any message: ``find_pii`` → ``pii-in-message``;
 3. decision — each finding's action is the policy's action for (reason, severity, server);
    the strictest wins; ``enforce: false`` marks the decision as not enforced (shadow mode);
-4. fail closed — an exception anywhere is a block with ``internal-error`` at ``$``.
-   ``evaluate`` never raises.
+4. fail closed — an exception anywhere is a block with ``internal-error`` at ``$``, its
+   ``detail`` the exception's class name (never its message: it may quote the input).
+   ``evaluate`` never raises; being sans-IO it does not log either: the caller sees the
+   finding and reports it (the enforcer emits ``policy.detector_failed``, counted in
+   ``gateway_detector_errors_total``).
 
 Same input, same verdict: no clock takes part in a decision. The work per decision is bounded by
 the input limits (``Limits``) and linear-time matching (RE2, no backtracking patterns), not by a
@@ -26,7 +29,6 @@ from gateway.detect.findings import Action, Decision, Evidence, Finding, Reason,
 from gateway.policy.envelope import check_envelope
 from gateway.policy.loader import Policy
 
-_INTERNAL = Finding(Reason.INTERNAL_ERROR, "$")
 _MODE_NOT_DECLARED = Evidence("mode-not-declared", "client-capabilities")
 
 _WARM_UP: tuple[dict[str, Any], ...] = (
@@ -50,15 +52,28 @@ _WARM_UP: tuple[dict[str, Any], ...] = (
 _warmed: set[DetectConfig] = set()
 
 
-def warm_up(cfg: DetectConfig | None = None) -> None:
-    """Load every detector's data (lexicon, rules, PSL, confusables, phone metadata) once.
+def warm_up(policy: Policy) -> None:
+    """Load every detector's data (lexicon, rules, PSL, confusables, phone metadata) and build
+    the indexes of every detection configuration of ``policy`` (global and per server).
 
     Loading takes a few hundred milliseconds: without this, the first decisions after start-up
-    would be slow. ``evaluate`` calls it on first use of each configuration (per-configuration
-    indexes, e.g. of protected domains, are built here too); :func:`warm_policy` runs it for
-    every configuration of a policy before that policy takes traffic, so no request pays for it.
+    or a reload would be slow. Run before a policy takes traffic — at start-up (before the
+    workers are forked, so they share the pages) and on every reload, before the swap
+    (``gateway.proxy.reload``). A configuration already warm is skipped; ``evaluate`` warms a
+    configuration it meets cold, so no caller is ever wrong, only slow.
     """
-    cfg = cfg or DetectConfig()
+    for server in (None, *policy.servers):
+        _warm(policy.detect_config(server))
+
+
+def is_warm(policy: Policy) -> bool:
+    """True when every detection configuration of ``policy`` has been warmed."""
+    return all(policy.detect_config(server) in _warmed for server in (None, *policy.servers))
+
+
+def _warm(cfg: DetectConfig) -> None:
+    if cfg in _warmed:
+        return
     for params in _WARM_UP:
         if params.get("mode") == "url":
             _url(params, cfg)
@@ -66,15 +81,6 @@ def warm_up(cfg: DetectConfig | None = None) -> None:
             _form(params, cfg)
         _pii(params["message"])
     _warmed.add(cfg)
-
-
-def warm_policy(policy: Policy) -> None:
-    """Warm every detection configuration of ``policy`` (global and per server): called before a
-    listener starts and before a reloaded policy is swapped in."""
-    for server in (None, *policy.servers):
-        cfg = policy.detect_config(server)
-        if cfg not in _warmed:
-            warm_up(cfg)
 
 
 def evaluate(
@@ -92,12 +98,12 @@ def evaluate(
     handshake-era URL request must carry ``elicitationId``, a 2026-07-28 one has none)."""
     try:
         cfg = policy.detect_config(server)
-        if cfg not in _warmed:
-            warm_up(cfg)
+        _warm(cfg)
         findings = _findings(params, modes, cfg, era)
         return _decide(findings, policy, server)
-    except Exception:
-        return Decision(Action.BLOCK, (_INTERNAL,), enforced=policy.enforce)
+    except Exception as exc:  # fail closed; the caller reports it (see the module docstring)
+        failed = Finding(Reason.INTERNAL_ERROR, "$", detail=type(exc).__name__[:64])
+        return Decision(Action.BLOCK, (failed,), enforced=policy.enforce)
 
 
 def decide(findings: list[Finding], policy: Policy, server: str | None = None) -> Decision:

@@ -15,7 +15,7 @@ from yarl import URL
 from gateway.audit.logs import get_logger
 from gateway.audit.records import AuditSink
 from gateway.enforce.enforcer import Enforcer
-from gateway.enforce.exchange import Observer
+from gateway.enforce.exchange import SEEN, Event
 from gateway.enforce.seal import KeyRing
 from gateway.policy.loader import Policy
 from gateway.proxy.config import Settings, parse_listen
@@ -76,28 +76,31 @@ def targets_of(settings: Settings) -> dict[str, Target]:
     return {name: Target(name, URL(up.url)) for name, up in settings.upstreams.items()}
 
 
-def _audit_sink(metrics: Metrics, extra: AuditSink | None) -> AuditSink:
-    """Audit records go to the ``gateway.audit`` logger (one JSON line each) and to metrics."""
-    log = get_logger("gateway.audit")
+class Events:
+    """Where the enforcer's events go: ``elicitation.seen`` to the logger ``gateway.observe``;
+    every other event to the audit trail, the ``gateway.audit`` logger (one JSON line each),
+    to metrics and to ``extra`` when given (tests)."""
 
-    def emit(record: dict[str, Any]) -> None:
-        metrics.record_audit(record)
-        if extra is not None:
-            extra(dict(record))
-        fields = dict(record)
-        event = fields.pop("event")
-        log.info(event, **fields)
+    def __init__(self, metrics: Metrics, extra: AuditSink | None = None) -> None:
+        self._metrics = metrics
+        self._extra = extra
+        self._audit = get_logger("gateway.audit")
+        self._observe = get_logger("gateway.observe")
 
-    return emit
+    def __call__(self, events: list[Event]) -> None:
+        for event in events:
+            fields = dict(event)
+            name = fields.pop("event")
+            if name == SEEN:
+                self._observe.info(name, **fields)
+                continue
+            self._metrics.record_audit(event)
+            if self._extra is not None:
+                self._extra(dict(event))
+            self._audit.info(name, **fields)
 
 
-def _secret_scanner() -> Callable[[str, str], list[Any]]:
-    from gateway.detect.secrets import scan_secrets  # noqa: PLC0415 - heavy import
-
-    def scan(text: str, path: str) -> list[Any]:
-        return scan_secrets(text, path)
-
-    return scan
+EVENTS = web.AppKey("events", Events)
 
 
 def make_app(
@@ -108,13 +111,11 @@ def make_app(
     app[POLICY] = PolicyRef(policy)
     app[KEYS] = keys
     app[METRICS] = Metrics()
+    app[EVENTS] = Events(app[METRICS], audit)
     app[GUARD] = ConnectionGuard.from_settings(settings, app[METRICS])
     app.middlewares.append(app[GUARD].middleware)
     app[ENFORCER] = Enforcer(
         keys,
-        app[POLICY],
-        _audit_sink(app[METRICS], audit),
-        secret_scanner=_secret_scanner(),
         request_ttl=settings.tokens.request_ttl,
         state_ttl=settings.tokens.state_ttl,
     )
@@ -171,10 +172,11 @@ async def _upstream_client(app: web.Application) -> AsyncIterator[None]:
     app[RELAY] = Relay(
         settings=settings,
         client=client,
-        observer=Observer(get_logger("gateway.observe")),
         guard=host_guard(settings),
         logger=logger,
         enforcer=app[ENFORCER],
+        policy=app[POLICY],
+        events=app[EVENTS],
         keys=app[KEYS],
         metrics=app[METRICS],
     )

@@ -103,6 +103,11 @@ class Metrics:
             "(gateway/proxy/allocator.py).",
             registry=r,
         )
+        self.detector_errors = Counter(
+            "gateway_detector_errors",
+            "Detectors that raised while deciding (each decision failed closed: a block).",
+            registry=r,
+        )
         self.slow_decisions = Counter(
             "gateway_slow_decisions",
             "Decisions slower than the policy's limits.slow_decision_ms (decided normally: no "
@@ -132,6 +137,8 @@ class Metrics:
                 self.decision_seconds.observe(latency / 1000.0)
             if record.get("slow") is True:
                 self.slow_decisions.inc()
+        elif record.get("event") == "policy.detector_failed":
+            self.detector_errors.inc()
         elif record.get("event") == "elicitation.answer":
             outcome = record.get("outcome")
             allowed = frozenset(

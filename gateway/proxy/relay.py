@@ -1,19 +1,21 @@
 """The relay: the only module that touches sockets.
 
 Client ⇄ gateway ⇄ upstream for POST, GET and DELETE. JSON bodies are parsed (size-capped);
-SSE bodies are decoded block by block as they arrive. Every parsed message goes through the
-observer (``elicitation.seen``) and the enforcer (``gateway.enforce.enforcer``), whose outcome the
-relay carries out: forward the original bytes (the common case, byte-exact), forward a rewritten
-message, drop it, answer the server on the client's behalf, or retry upstream itself. Anything the
-gateway cannot inspect is not forwarded (fail closed).
+SSE bodies are decoded block by block as they arrive. Every parsed message, whichever path it
+came by, goes to :meth:`Relay._carry_out`: one frozen :class:`Exchange` per message,
+``Enforcer.process`` (sans-IO) decides, and the outcome is carried out there — events emitted,
+replies POSTed to the server on the client's behalf, a gateway retry taken over as the call's
+exchange — leaving the caller to forward the original bytes (the common case, byte-exact), a
+rewritten message, nothing, the retry, or the error, in its own framing. Anything the gateway
+cannot inspect is not forwarded (fail closed).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 import aiohttp
@@ -22,11 +24,19 @@ from yarl import URL
 
 from gateway import errors
 from gateway.carriers.capabilities import client_name, modes_from_initialize, modes_from_meta
-from gateway.enforce.enforcer import Context, Enforcer, ServerOutcome
-from gateway.enforce.exchange import Exchange, Observer
-from gateway.enforce.seal import KeyRing, SealError
+from gateway.enforce.enforcer import Enforcer
+from gateway.enforce.exchange import Direction, Event, Exchange
+from gateway.enforce.outcome import Outcome
+from gateway.enforce.seal import KeyRing
 from gateway.enforce.tokens import SessionClaims, credential_digest, open_session, seal_session
-from gateway.errors import ProtocolError, UpstreamUnavailable
+from gateway.errors import (
+    ClientProtocolError,
+    ProtocolError,
+    SealError,
+    UpstreamProtocolError,
+    UpstreamUnavailable,
+)
+from gateway.policy.loader import Policy
 from gateway.proxy.config import Settings
 from gateway.proxy.headers import HostGuard, downstream_response_headers, upstream_request_headers
 from gateway.proxy.metrics import Metrics
@@ -54,6 +64,7 @@ from gateway.wire.sse import SSEBlock, SSEDecoder, SSEError, encode_event
 
 SESSION_HEADER: Final = "Mcp-Session-Id"
 _REPLY_HEADERS: Final = ("mcp-session-id", "mcp-protocol-version", "authorization")
+EventSink = Callable[[list[Event]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,33 +95,20 @@ class _BodyRead:
         return self.chunks[0] if len(self.chunks) == 1 else b"".join(self.chunks)
 
 
-@dataclass(frozen=True, slots=True)
-class _Settled:
-    """What is left to do with a message read from a body once it was inspected and its replies
-    were sent: forward ``rewritten`` instead of it, ``drop`` it (never forward it), or make the
-    2026 ``retry``; none of these means forward its original bytes."""
-
-    rewritten: bytes | None = None
-    drop: bool = False
-    retry: Mapping[str, Any] | None = None
-    replied: bool = False
-
-    @property
-    def unchanged(self) -> bool:
-        return not (self.rewritten is not None or self.drop or self.retry or self.replied)
-
-
 @dataclass(slots=True)
 class _Call:
-    """One client request in flight: what the relay needs to answer and to retry."""
+    """One client request in flight: what the relay needs to answer and to retry.
+
+    ``x`` holds the exchange's facts so far; each message is processed in a frozen copy, and a
+    fact that changes (the session an initialize minted, the stream kind, a gateway retry)
+    replaces ``x`` here, in the relay, never inside the enforcer."""
 
     target: Target
     x: Exchange
-    ctx: Context
+    policy: Policy  # this request's snapshot: every decision of the request, even if reloaded
     up_headers: list[tuple[str, str]]
     client_session: str | None  # the sealed session id the client sent
     pending: SessionClaims | None = None  # an initialize whose session id is to be sealed
-    absorbed: bool = False  # a replayed answer the enforcer handled: 202, nothing upstream
 
 
 class Relay:
@@ -119,19 +117,21 @@ class Relay:
         *,
         settings: Settings,
         client: UpstreamClient,
-        observer: Observer,
         guard: HostGuard,
         logger: Any,
         enforcer: Enforcer,
+        policy: Callable[[], Policy],
+        events: EventSink,
         keys: KeyRing,
         metrics: Metrics,
     ) -> None:
         self._metrics = metrics
         self._client = client
-        self._observer = observer
         self._guard = guard
         self._log = logger
         self._enforcer = enforcer
+        self._policy = policy
+        self._emit = events
         self._keys = keys
         limits = settings.limits
         self._max_request = limits.max_request_bytes
@@ -193,14 +193,8 @@ class Relay:
         credential = credential_digest(request.headers.get("Authorization"))
         call = _Call(
             target,
-            Exchange(upstream=target.name, era=era),
-            Context(
-                upstream=target.name,
-                era=era,
-                modes=None,
-                credential=credential,
-                policy=self._enforcer.policy(),  # this request's snapshot, even if reloaded
-            ),
+            Exchange(upstream=target.name, era=era, credential=credential),
+            self._policy(),
             upstream_request_headers(request.headers.items()),
             request.headers.get(SESSION_HEADER),
         )
@@ -209,7 +203,7 @@ class Relay:
         try:
             if request.method == "POST":
                 body, msg = await self._read_client_message(request, version)
-                call.x.request_id = msg.id
+                call.x = replace(call.x, request_id=msg.id)
             if call.client_session is not None:
                 if era is Era.MODERN:
                     # 2026 servers ignore Mcp-Session-Id; what a client sends there is (at best)
@@ -220,10 +214,16 @@ class Relay:
                 else:
                     self._open_session(call)
             if msg is not None:
-                body, msg = self._client_message(call, body or b"", msg)
-                if call.absorbed:  # what the MCP SDK server answers for a duplicate response
+                outcome = await self._carry_out(call, msg, Direction.CLIENT)
+                if outcome.fail is not None:
+                    raise outcome.fail
+                if outcome.absorb:  # what the MCP SDK server answers for a duplicate response
                     return web.Response(status=202)
-        except ProtocolError as exc:
+                if outcome.message is not None:
+                    body, msg = dumps(outcome.message), classify(dict(outcome.message))
+                if msg.kind == "request":
+                    call.x = replace(call.x, request=msg)
+        except ClientProtocolError as exc:
             self._log.info("request.rejected", reason=exc.message, upstream=target.name)
             return jsonrpc_error(
                 exc.http_status, msg.id if msg else None, exc.jsonrpc_code, exc.message
@@ -249,9 +249,7 @@ class Relay:
     async def _read_client_message(
         self, request: web.Request, version: str | None
     ) -> tuple[bytes, Message]:
-        too_large = ProtocolError(
-            "Request body too large", jsonrpc_code=errors.INVALID_REQUEST, http_status=413
-        )
+        too_large = ClientProtocolError("Request body too large", http_status=413)
         if request.content_length is not None and request.content_length > self._max_request:
             raise too_large
         body = bytearray()
@@ -263,17 +261,21 @@ class Relay:
         except TimeoutError as exc:
             # timeouts.body ran out while the body was arriving (gateway/proxy/listener.py raises
             # BodyTimeout into the body stream): 408, and the listener closes the connection.
-            raise ProtocolError(
-                "Request body timeout", jsonrpc_code=errors.INVALID_REQUEST, http_status=408
+            raise ClientProtocolError("Request body timeout", http_status=408) from exc
+        try:
+            parsed = parse_message(
+                bytes(body), max_bytes=self._max_request, max_depth=self._max_depth
+            )
+        except ProtocolError as exc:  # the parser's error, attributed to the client
+            raise ClientProtocolError(
+                exc.message, jsonrpc_code=exc.jsonrpc_code, http_status=exc.http_status
             ) from exc
-        parsed = parse_message(bytes(body), max_bytes=self._max_request, max_depth=self._max_depth)
         if isinstance(parsed, list):
-            raise ProtocolError(
-                "JSON-RPC batches are not supported: send one message per request",
-                jsonrpc_code=errors.INVALID_REQUEST,
+            raise ClientProtocolError(
+                "JSON-RPC batches are not supported: send one message per request"
             )
         if parsed.kind in ("request", "notification") and header_mismatch(version, parsed.params):
-            raise ProtocolError(
+            raise ClientProtocolError(
                 "MCP-Protocol-Version header does not match the request body's protocol version",
                 jsonrpc_code=errors.HEADER_MISMATCH,
             )
@@ -286,60 +288,66 @@ class Relay:
                 self._keys,
                 call.client_session or "",
                 upstream=call.target.name,
-                credential=call.ctx.credential,
+                credential=call.x.credential,
             )
         except SealError as exc:
             self._log.info("session.rejected", reason=exc.reason, upstream=call.target.name)
-            raise ProtocolError(
-                "Session not found", jsonrpc_code=errors.INVALID_REQUEST, http_status=404
-            ) from exc
+            raise ClientProtocolError("Session not found", http_status=404) from exc
         call.up_headers = [
             (n, claims.upstream_session if n.lower() == "mcp-session-id" else v)
             for n, v in call.up_headers
         ]
-        call.ctx.session = claims.upstream_session
-        call.ctx.modes = claims.modes
-        call.ctx.client = claims.client
-        call.x.session_id = claims.upstream_session
-        call.x.modes = claims.modes
-        call.x.client = claims.client
+        call.x = replace(
+            call.x, session=claims.upstream_session, modes=claims.modes, client=claims.client
+        )
 
-    def _client_message(self, call: _Call, body: bytes, msg: Message) -> tuple[bytes, Message]:
-        ctx = call.ctx
+    def _client_facts(self, call: _Call, msg: Message) -> None:
+        """What the client's message says about it: the modes it declares and its name."""
         if msg.kind == "request" and msg.method == "initialize":
             modes = modes_from_initialize(msg.params)
             call.pending = SessionClaims("", call.target.name, modes, client_name(msg.params), "")
-            ctx.modes, ctx.client = modes, call.pending.client
-        elif ctx.era is Era.MODERN:
-            ctx.modes = modes_from_meta(msg.params)
-            ctx.client = client_name(msg.params)
-        call.x.modes, call.x.client = ctx.modes, ctx.client
-        self._observer.client_message(call.x, msg)
-        outcome = self._enforcer.client_message(ctx, msg)
-        if outcome.reject is not None:
-            status, code, message = outcome.reject
-            raise ProtocolError(message, jsonrpc_code=code, http_status=status)
-        call.absorbed = outcome.absorb
-        if outcome.message is not None:
-            body = dumps(outcome.message)
-            msg = classify(outcome.message)
-        if msg.kind == "request":
-            ctx.request = msg
-        return body, msg
+            call.x = replace(call.x, modes=modes, client=call.pending.client)
+        elif call.x.era is Era.MODERN:
+            call.x = replace(
+                call.x, modes=modes_from_meta(msg.params), client=client_name(msg.params)
+            )
+
+    # -- the one place outcomes are carried out --------------------------------------------
+
+    async def _carry_out(
+        self, call: _Call, msg: Message, direction: Direction, *, in_body: bool = False
+    ) -> Outcome:
+        """Process one message in a frozen exchange and carry out its outcome: emit its events,
+        POST its replies to the server, take a gateway retry over as the call's exchange. What
+        is left for the caller is the framing: forward the original bytes (``unchanged``), the
+        rewritten ``message`` or nothing (``drop``), make the ``retry``, answer 202 (``absorb``)
+        or the ``fail`` error. Every path comes here: the client's POST body, JSON response
+        bodies (``in_body``: a server request dropped there fails the response, as a server
+        request never belongs inside the body answering the client's own request), SSE events
+        on POST and GET streams, and the answers to the gateway's own retries."""
+        if direction is Direction.CLIENT:
+            self._client_facts(call, msg)
+        x = replace(call.x, direction=direction)
+        outcome, events = self._enforcer.process(msg, x, call.policy)
+        self._emit(events)
+        for reply in outcome.replies:
+            await self._reply_upstream(call, reply)
+        if outcome.retry is not None:
+            call.x = outcome.retry.exchange
+        if in_body and outcome.drop:
+            why = "server request inside a JSON body"
+            return replace(outcome, fail=UpstreamProtocolError(why))
+        return outcome
 
     # -- upstream side ----------------------------------------------------------------------
 
     async def _open(
         self, method: str, query: str, call: _Call, body: bytes | None
     ) -> UpstreamResponse:
-        try:
-            return await self._client.request(
-                method, call.target.url, call.up_headers, body, query=query
-            )
-        except UpstreamTimeout as exc:
-            raise UpstreamUnavailable(str(exc), timeout=True) from exc
-        except UpstreamError as exc:
-            raise UpstreamUnavailable(str(exc)) from exc
+        # Raises UpstreamError / UpstreamTimeout: UpstreamUnavailable, the upstream's fault.
+        return await self._client.request(
+            method, call.target.url, call.up_headers, body, query=query
+        )
 
     async def _reply_upstream(self, call: _Call, reply: Mapping[str, Any]) -> None:
         """POST a JSON-RPC response to the server on the client's behalf (a blocked
@@ -376,23 +384,18 @@ class Relay:
         self._log.warning(
             "upstream.error", upstream=call.target.name, error=exc.message, timeout=exc.timeout
         )
-        rid = call.ctx.client_id if call.ctx.client_id is not None else call.x.request_id
-        if exc.timeout:
-            return jsonrpc_error(
-                504, rid, errors.GATEWAY_UPSTREAM_TIMEOUT, "Upstream MCP server timed out"
-            )
-        return jsonrpc_error(
-            502, rid, errors.GATEWAY_UPSTREAM_ERROR, "Upstream MCP server unavailable"
+        message = (
+            "Upstream MCP server timed out" if exc.timeout else "Upstream MCP server unavailable"
         )
+        return jsonrpc_error(exc.http_status, call.x.request_id, exc.jsonrpc_code, message)
 
     def _fail_closed(self, call: _Call, why: str) -> web.Response:
         self._metrics.upstream_errors.labels(call.target.name, "protocol").inc()
         self._log.warning("upstream.protocol_error", upstream=call.target.name, error=why)
-        rid = call.ctx.client_id if call.ctx.client_id is not None else call.x.request_id
         return jsonrpc_error(
-            502,
-            rid,
-            errors.GATEWAY_UPSTREAM_PROTOCOL,
+            UpstreamProtocolError.http_status,
+            call.x.request_id,
+            UpstreamProtocolError.jsonrpc_code,
             "Upstream MCP server sent a response the gateway cannot inspect",
         )
 
@@ -403,7 +406,7 @@ class Relay:
         out = [(n, v) for n, v in headers if n.lower() != "mcp-session-id"]
         if upstream_sid is None:
             return out
-        if call.client_session is not None and call.ctx.session is not None:
+        if call.client_session is not None and call.x.session is not None:
             out.append((SESSION_HEADER, call.client_session))
         elif call.pending is not None and 200 <= upstream.status < 300:
             claims = SessionClaims(
@@ -411,9 +414,9 @@ class Relay:
                 call.target.name,
                 call.pending.modes,
                 call.pending.client,
-                call.ctx.credential,
+                call.x.credential,
             )
-            call.ctx.session = call.x.session_id = upstream_sid
+            call.x = replace(call.x, session=upstream_sid)
             out.append((SESSION_HEADER, seal_session(self._keys, claims)))
         # Otherwise (an error answer that minted a throw-away id) no session id is passed on.
         return out
@@ -427,17 +430,15 @@ class Relay:
             return self._fail_closed(call, exc.message)
         headers = self._response_headers(upstream, call)
         if reading is Reading.SSE:
-            call.ctx.transport = call.x.extra["stream"] = (
-                "get" if request.method == "GET" else "post"
-            )
+            call.x = replace(call.x, transport="get" if request.method == "GET" else "post")
             out = web.StreamResponse(status=upstream.status, headers=headers)
             if self.draining:
                 out.force_close()
             await out.prepare(request)
             self._metrics.open_streams.inc()
-            self._streams[upstream] = call.ctx.transport
+            self._streams[upstream] = call.x.transport
             try:
-                if not (self.draining and call.ctx.transport == "get"):
+                if not (self.draining and call.x.transport == "get"):
                     await self._relay_sse(out, upstream, call)
             except ConnectionResetError:
                 return out  # the client went away; handle() releases the upstream
@@ -459,7 +460,7 @@ class Relay:
         reading: Reading,
         headers: list[tuple[str, str]],
     ) -> web.StreamResponse:
-        streamable = call.ctx.retry_id is None
+        streamable = call.x.retry_id is None
         read = _BodyRead()
         try:
             done = await self._read_capped(
@@ -485,29 +486,14 @@ class Relay:
             return self._fail_closed(call, exc.message)
         if msg is None:
             return web.Response(status=upstream.status, headers=headers, body=body)
-        settled = await self._settle(call, msg)
-        if settled.retry is not None:
-            return await self._retry(request, call, settled.retry)
-        if settled.drop:
-            return self._fail_closed(call, "server request inside a JSON body")
-        if settled.rewritten is not None:
-            body = settled.rewritten
+        outcome = await self._carry_out(call, msg, Direction.SERVER, in_body=True)
+        if outcome.retry is not None:
+            return await self._retry(request, call, outcome.retry.message)
+        if outcome.fail is not None:
+            return self._fail_closed(call, str(outcome.fail))
+        if outcome.message is not None:
+            body = dumps(outcome.message)
         return web.Response(status=upstream.status, headers=headers, body=body)
-
-    async def _settle(self, call: _Call, msg: Message) -> _Settled:
-        """Inspect one message read from a (non-SSE) body and carry out its outcome's replies;
-        what remains for the caller is the message to forward, or the retry to make. Every
-        message read from a body goes through here (first answers and retries alike)."""
-        outcome = self._server_message(call, msg, "json")
-        for reply in outcome.replies:
-            await self._reply_upstream(call, reply)
-        return _Settled(
-            rewritten=None if outcome.message is None else dumps(outcome.message),
-            # A server request is never forwarded inside the body of the client's own request.
-            drop=outcome.drop,
-            retry=outcome.retry,
-            replied=bool(outcome.replies),
-        )
 
     def _inspectable(self, body: bytes, *, ok: bool, reading: Reading) -> Message | None:
         """The message in a non-SSE body, or None when no client can read one from it that
@@ -527,14 +513,16 @@ class Relay:
         try:
             value = parse_json(body, max_bytes=self._max_response, max_depth=self._max_depth)
         except JSONParseError as exc:
-            raise ProtocolError(f"unparseable upstream body: {exc.reason}") from exc
+            raise UpstreamProtocolError(f"unparseable upstream body: {exc.reason}") from exc
         if isinstance(value, list):
-            raise ProtocolError("upstream sent a JSON-RPC batch")
+            raise UpstreamProtocolError("upstream sent a JSON-RPC batch")
         try:
             return classify(value)
         except ProtocolError as exc:
             if ok or may_carry_elicitation(body):
-                raise ProtocolError(f"upstream body is not JSON-RPC: {exc.message}") from exc
+                raise UpstreamProtocolError(
+                    f"upstream body is not JSON-RPC: {exc.message}"
+                ) from exc
             return None
 
     async def _read_capped(
@@ -545,7 +533,7 @@ class Relay:
         False, once ``stop_at`` bytes arrived and none of them was marked."""
         declared = upstream.content_length
         if declared is not None and declared > self._max_response:
-            raise ProtocolError("upstream body too large")
+            raise UpstreamProtocolError("upstream body too large")
         while chunk := await self._next_chunk(upstream, read):
             read.scan.feed(chunk)
             if stop_at is not None and read.size >= stop_at and not read.scan.found:
@@ -563,7 +551,7 @@ class Relay:
         if chunk:
             read.size += len(chunk)
             if read.size > self._max_response:
-                raise ProtocolError("upstream body too large")
+                raise UpstreamProtocolError("upstream body too large")
             read.chunks.append(chunk)
         return chunk
 
@@ -624,7 +612,7 @@ class Relay:
             return False
         if msg is None:
             return True
-        return (await self._settle(call, msg)).unchanged
+        return (await self._carry_out(call, msg, Direction.SERVER, in_body=True)).unchanged
 
     def _abort(
         self, request: web.Request, out: web.StreamResponse, call: _Call, why: str
@@ -636,10 +624,6 @@ class Relay:
         if request.transport is not None:
             request.transport.abort()
         return out
-
-    def _server_message(self, call: _Call, msg: Message, transport: str) -> ServerOutcome:
-        self._observer.server_message(call.x, msg, transport=transport)
-        return self._enforcer.server_message(call.ctx, msg)
 
     async def _retry(
         self, request: web.Request, call: _Call, retry: Mapping[str, Any]
@@ -688,17 +672,20 @@ class Relay:
     ) -> bool:
         """Inspect and forward blocks; True when the stream was handed over to a retry."""
         for block in blocks:
-            if not block.data or (call.ctx.retry_id is None and not needs_inspection(block.raw)):
+            if not block.data or (call.x.retry_id is None and not needs_inspection(block.raw)):
                 await out.write(block.raw)
                 continue
-            msg = parse_message(block.data, max_bytes=self._max_event, max_depth=self._max_depth)
+            try:
+                msg = parse_message(
+                    block.data, max_bytes=self._max_event, max_depth=self._max_depth
+                )
+            except ProtocolError as exc:  # the parser's error, attributed to the upstream
+                raise UpstreamProtocolError(exc.message) from exc
             if isinstance(msg, list):
-                raise ProtocolError("upstream sent a JSON-RPC batch in an event")
-            outcome = self._server_message(call, msg, call.ctx.transport)
-            for reply in outcome.replies:
-                await self._reply_upstream(call, reply)
+                raise UpstreamProtocolError("upstream sent a JSON-RPC batch in an event")
+            outcome = await self._carry_out(call, msg, Direction.SERVER)
             if outcome.retry is not None:
-                await self._retry_into_stream(out, call, outcome.retry)
+                await self._retry_into_stream(out, call, outcome.retry.message)
                 return True
             if outcome.drop:
                 if block.id is not None:
@@ -724,7 +711,7 @@ class Relay:
     ) -> None:
         """Make the gateway's own 2026 retry and relay its answer into the client's open event
         stream. The answer is read and inspected exactly like a first answer (the same reading
-        rule, the same :meth:`_settle`): no path writes an uninspected message."""
+        rule, the same :meth:`_carry_out`): no path writes an uninspected message."""
         try:
             upstream = await self._open("POST", "", call, dumps(retry))
         except UpstreamUnavailable as exc:
@@ -740,14 +727,14 @@ class Relay:
             await self._read_capped(upstream, read)
             msg = self._inspectable(read.body(), ok=200 <= upstream.status < 300, reading=reading)
             if msg is None:
-                raise ProtocolError("upstream retry answer holds no JSON-RPC message")
-            settled = await self._settle(call, msg)
-            if settled.retry is not None:
-                await self._retry_into_stream(out, call, settled.retry)
+                raise UpstreamProtocolError("upstream retry answer holds no JSON-RPC message")
+            outcome = await self._carry_out(call, msg, Direction.SERVER, in_body=True)
+            if outcome.retry is not None:
+                await self._retry_into_stream(out, call, outcome.retry.message)
                 return
-            if settled.drop:
-                raise ProtocolError("server request inside a JSON body")
-            data = settled.rewritten if settled.rewritten is not None else read.body()
+            if outcome.fail is not None:
+                raise outcome.fail
+            data = dumps(outcome.message) if outcome.message is not None else read.body()
             await out.write(encode_event(data=data.decode("utf-8"), event="message"))
         except (ProtocolError, UpstreamUnavailable) as exc:
             self._metrics.upstream_errors.labels(call.target.name, "protocol").inc()
@@ -763,7 +750,7 @@ class Relay:
     async def _write_error_event(
         self, out: web.StreamResponse, call: _Call, code: int, message: str
     ) -> None:
-        rid = call.ctx.client_id if call.ctx.client_id is not None else call.x.request_id
+        rid = call.x.request_id
         body = error_response(rid, code, message).decode("utf-8")
         await out.write(encode_event(data=body, event="message"))
 

@@ -20,7 +20,7 @@ from aiohttp import web
 
 from gateway.audit.logs import get_logger
 from gateway.errors import PolicyError
-from gateway.policy.engine import warm_policy
+from gateway.policy.engine import warm_up
 from gateway.policy.loader import Policy, load_policy
 from gateway.proxy.app import METRICS, POLICY, SETTINGS
 
@@ -39,7 +39,7 @@ def reload_from_file(path: str, current: Policy, **context: Any) -> Policy | Non
     except Exception as exc:  # never let a reload take the gateway down
         log.error("policy.reload_failed", policy=path, error=type(exc).__name__)
         return None
-    warm_policy(policy)  # before it takes traffic: its first decisions are not the slow ones
+    warm_up(policy)  # before it takes traffic: its first decisions are not the slow ones
     log.info("policy.reloaded", policy=path, revision=policy.revision, previous=current.revision)
     return policy
 

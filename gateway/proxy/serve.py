@@ -516,7 +516,7 @@ def run_serve(args: argparse.Namespace) -> int:
             if audit is not None:
                 stack.callback(audit.close)
             configure_logging(settings.log_level, audit_stream=audit)
-            from gateway.enforce.enforcer import warm_up  # noqa: PLC0415 - heavy, and after the env set-up
+            from gateway.policy.engine import warm_up  # noqa: PLC0415 - heavy, and after the env set-up
             from gateway.policy.loader import load_policy  # noqa: PLC0415
 
             policy = load_policy(settings.policy)

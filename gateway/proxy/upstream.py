@@ -39,6 +39,8 @@ import httptools
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
+from gateway.errors import UpstreamUnavailable
+
 KEEPALIVE_SECONDS: Final = 3.0
 HIGH_WATER: Final = 256 * 1024
 MAX_HEAD_BYTES: Final = 64 * 1024
@@ -47,12 +49,16 @@ MAX_HEADERS: Final = 200
 _Origin = tuple[str, str, int]
 
 
-class UpstreamError(Exception):
-    """The upstream could not be reached, broke the connection or sent invalid HTTP."""
+class UpstreamError(UpstreamUnavailable):
+    """The upstream could not be reached, broke the connection or sent invalid HTTP (an upstream
+    fault: 502 ``-31001``, see gateway/errors.py)."""
 
 
 class UpstreamTimeout(UpstreamError, TimeoutError):
-    """A connect, response or idle timeout expired."""
+    """A connect, response or idle timeout expired (504 ``-31002``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, timeout=True)
 
 
 class _Connection(asyncio.Protocol):

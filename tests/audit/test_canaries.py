@@ -22,7 +22,7 @@ from structlog.testing import capture_logs
 
 from gateway.audit.records import decision_record
 from gateway.carriers.extract import Carrier, Sighting
-from gateway.enforce.enforcer import Context
+from gateway.enforce.exchange import Exchange
 from gateway.policy.engine import evaluate
 from gateway.policy.loader import load_policy
 from gateway.proxy.metrics import Metrics
@@ -331,7 +331,7 @@ def test_evidence_never_reaches_the_audit_line_or_the_metrics() -> None:
     assert evidence is not None
     assert (evidence.concept, evidence.term, evidence.lang) == ("password", TERM, "fr")
 
-    ctx = Context(upstream="default", era=Era.HANDSHAKE, modes=frozenset({"form"}), credential="c")
+    ctx = Exchange(upstream="default", era=Era.HANDSHAKE, modes=frozenset({"form"}), credential="c")
     sighting = Sighting(Carrier.SERVER_REQUEST, "$.params", params=params, mode="form")
     record = decision_record(ctx, sighting, decision, policy, 0.5)
     rendered = structlog.processors.JSONRenderer()(None, "info", dict(record))

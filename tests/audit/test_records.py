@@ -14,14 +14,13 @@ import pytest
 from gateway.audit.records import SCHEMA_VERSION, answer_record, decision_record
 from gateway.carriers.extract import Carrier, Sighting
 from gateway.detect.findings import Action, Decision, Finding, Reason
-from gateway.enforce.enforcer import Context
-from gateway.enforce.exchange import hash_id
+from gateway.enforce.exchange import Exchange, hash_id
 from gateway.policy.loader import Policy, load_policy
 from gateway.wire.era import Era
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION_ID = "upstream-session-id-secret-1"
-CTX = Context(
+CTX = Exchange(
     upstream="docs",
     era=Era.HANDSHAKE,
     modes=frozenset({"url", "form"}),

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gateway.detect.findings import Finding, Reason
-from gateway.enforce.enforcer import WARNING_META_KEY, Context, Enforcer, ServerOutcome
+from gateway.enforce.enforcer import WARNING_META_KEY, Enforcer
+from gateway.enforce.exchange import Direction, Exchange
+from gateway.enforce.outcome import Outcome
 from gateway.enforce.seal import KeyRing
 from gateway.enforce.tokens import credential_digest
 from gateway.policy.loader import Policy, load_policy, parse_policy
@@ -75,16 +78,42 @@ class Recorder:
         self.records.append(record)
 
 
-def make(policy: Policy | None = None) -> tuple[Enforcer, Recorder]:
+class Run:
+    """The enforcer as the relay drives it: ``process`` with the exchange and policy given, the
+    audit events recorded (``elicitation.seen`` events kept apart)."""
+
+    def __init__(self, enforcer: Enforcer, policy: Policy, audit: Recorder) -> None:
+        self.enforcer, self.policy, self.audit = enforcer, policy, audit
+        self.seen: list[dict[str, Any]] = []
+
+    def _process(self, msg: Message, x: Exchange, policy: Policy | None) -> Outcome:
+        outcome, events = self.enforcer.process(msg, x, policy or self.policy)
+        for event in events:
+            (self.seen if event["event"] == "elicitation.seen" else self.audit.records).append(
+                event
+            )
+        return outcome
+
+    def server_message(self, x: Exchange, msg: Message, policy: Policy | None = None) -> Outcome:
+        return self._process(msg, replace(x, direction=Direction.SERVER), policy)
+
+    def client_message(self, x: Exchange, msg: Message, policy: Policy | None = None) -> Outcome:
+        return self._process(msg, replace(x, direction=Direction.CLIENT), policy)
+
+
+def make(policy: Policy | None = None) -> tuple[Run, Recorder]:
     audit = Recorder()
-    chosen = policy or load_policy(DEFAULT)
-    from gateway.detect.secrets import scan_secrets
-
-    return Enforcer(KEYS, lambda: chosen, audit, secret_scanner=scan_secrets), audit
+    return Run(Enforcer(KEYS), policy or load_policy(DEFAULT), audit), audit
 
 
-def handshake(modes: frozenset[str] = frozenset({"form", "url"})) -> Context:
-    return Context(
+def rejected(outcome: Outcome) -> bool:
+    """The client gets 400 ``-32602`` and nothing is forwarded."""
+    fail = outcome.fail
+    return fail is not None and (fail.http_status, fail.jsonrpc_code) == (400, -32602)
+
+
+def handshake(modes: frozenset[str] = frozenset({"form", "url"})) -> Exchange:
+    return Exchange(
         upstream="acme",
         era=Era.HANDSHAKE,
         modes=modes,
@@ -98,10 +127,10 @@ def m(obj: dict[str, Any]) -> Message:
     return classify({"jsonrpc": "2.0", **obj})
 
 
-def sent(outcome: ServerOutcome) -> dict[str, Any]:
+def sent(outcome: Outcome) -> dict[str, Any]:
     """The rewritten message of an outcome (fails the test when there is none)."""
     assert outcome.message is not None
-    return outcome.message
+    return dict(outcome.message)
 
 
 def elicit(params: dict[str, Any], rid: int = 3) -> Message:
@@ -115,14 +144,14 @@ def test_allowed_request_is_forwarded_with_a_sealed_id_and_the_answer_is_restore
     enforcer, audit = make()
     ctx = handshake()
     out = enforcer.server_message(ctx, elicit(PROFILE))
-    assert out.message is not None and not out.drop and out.replies == []
+    assert out.message is not None and not out.drop and out.replies == ()
     token = out.message["id"]
     assert isinstance(token, str) and token.startswith("gq1.")
     assert out.message["params"] == PROFILE
     assert audit.records[0]["action"] == "allow"
     answer = m({"id": token, "result": {"action": "accept", "content": {"name": "Ada", "age": 3}}})
     back = enforcer.client_message(handshake(), answer)
-    assert back.reject is None and back.message is not None
+    assert back.fail is None and back.message is not None
     assert back.message["id"] == 3
     assert back.message["result"]["content"] == {"name": "Ada", "age": 3}
 
@@ -131,14 +160,14 @@ def test_blocked_request_is_dropped_and_declined_once() -> None:
     enforcer, audit = make()
     out = enforcer.server_message(handshake(), elicit(PASSWORD))
     assert out.drop
-    assert out.replies == [{"jsonrpc": "2.0", "id": 3, "result": {"action": "decline"}}]
+    assert out.replies == ({"jsonrpc": "2.0", "id": 3, "result": {"action": "decline"}},)
     record = audit.records[0]
     assert record["action"] == "block"
     assert "secret-field" in record["reasons"]
     assert record["fields"] == ["password"]
     # A replay (Last-Event-ID resumption) is suppressed again but never answered twice.
     again = enforcer.server_message(handshake(), elicit(PASSWORD))
-    assert again.drop and again.replies == []
+    assert again.drop and again.replies == ()
 
 
 @pytest.mark.parametrize(("answer", "expected"), [("cancel", "cancel"), ("error", None)])
@@ -186,11 +215,10 @@ def test_answer_with_a_tampered_or_foreign_id_is_rejected() -> None:
     token = enforcer.server_message(handshake(), elicit(PROFILE)).message["id"]  # type: ignore[index]
     tampered = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
     out = enforcer.client_message(handshake(), m({"id": tampered, "result": {"action": "decline"}}))
-    assert out.reject is not None and out.reject[:2] == (400, -32602)
-    other_session = handshake()
-    other_session.session = "another-session"
+    assert rejected(out)
+    other_session = replace(handshake(), session="another-session")
     out = enforcer.client_message(other_session, m({"id": token, "result": {"action": "decline"}}))
-    assert out.reject is not None
+    assert rejected(out)
     assert audit.records[-1]["outcome"] == "rejected"
 
 
@@ -262,8 +290,8 @@ def test_url_required_with_nothing_left_becomes_a_policy_error_without_the_url()
 # -- 2026-07-28 InputRequiredResult --------------------------------------------------------------
 
 
-def modern(credential: str = "Bearer a") -> Context:
-    return Context(
+def modern(credential: str = "Bearer a") -> Exchange:
+    return Exchange(
         upstream="acme",
         era=Era.MODERN,
         modes=frozenset({"form", "url"}),
@@ -291,7 +319,7 @@ def input_required(state: str | None, **requests: dict[str, Any]) -> Message:
 def test_partial_round_strips_blocked_keys_and_the_retry_restores_state_and_declines() -> None:
     enforcer, _ = make()
     ctx = modern()
-    ctx.request = call()
+    ctx = replace(ctx, request=call())
     out = enforcer.server_message(ctx, input_required("server-state", ok=PROFILE, bad=PASSWORD))
     assert out.message is not None
     result = out.message["result"]
@@ -315,7 +343,7 @@ def test_partial_round_strips_blocked_keys_and_the_retry_restores_state_and_decl
 def test_retry_without_server_state_removes_the_field() -> None:
     enforcer, _ = make()
     ctx = modern()
-    ctx.request = call()
+    ctx = replace(ctx, request=call())
     out = enforcer.server_message(ctx, input_required(None, ok=PROFILE, bad=PASSWORD))
     token = out.message["result"]["requestState"]  # type: ignore[index]
     back = enforcer.client_message(modern(), call(inputResponses={}, requestState=token))
@@ -337,43 +365,47 @@ def test_retry_without_server_state_removes_the_field() -> None:
         ),
     ],
 )
-def test_bad_tokens_are_rejected(retry: Any, ctx: Context) -> None:
+def test_bad_tokens_are_rejected(retry: Any, ctx: Exchange) -> None:
     enforcer, audit = make()
     first = modern()
-    first.request = call()
+    first = replace(first, request=call())
     token = sent(enforcer.server_message(first, input_required("s", ok=PROFILE)))["result"][
         "requestState"
     ]
     out = enforcer.client_message(ctx, retry(token))
-    assert out.reject is not None and out.reject[:2] == (400, -32602)
+    assert rejected(out)
     assert audit.records[-1]["outcome"] == "state-rejected"
 
 
 def test_every_entry_blocked_makes_the_gateway_retry_itself() -> None:
     enforcer, _ = make()
     ctx = modern()
-    ctx.request = call()
+    ctx = replace(ctx, request=call())
     out = enforcer.server_message(ctx, input_required("s", bad=PASSWORD))
     assert out.retry is not None
-    assert out.retry["id"] != 1 and out.retry["method"] == "tools/call"
-    assert out.retry["params"]["inputResponses"] == {"bad": {"action": "decline"}}
-    assert out.retry["params"]["requestState"] == "s"
-    assert out.retry["params"]["arguments"] == {"topic": "x"}
+    retry = out.retry.message
+    assert retry["id"] != 1 and retry["method"] == "tools/call"
+    assert retry["params"]["inputResponses"] == {"bad": {"action": "decline"}}
+    assert retry["params"]["requestState"] == "s"
+    assert retry["params"]["arguments"] == {"topic": "x"}
+    # What the relay must remember comes back in the outcome; the exchange given is untouched.
+    assert (out.retry.exchange.retry_id, out.retry.exchange.rounds) == (retry["id"], 1)
+    assert (ctx.retry_id, ctx.rounds) == (None, 0)
     # The server completes: the answer goes back under the client's id.
-    done = m({"id": out.retry["id"], "result": {"content": [], "resultType": "complete"}})
-    final = enforcer.server_message(ctx, done)
+    done = m({"id": retry["id"], "result": {"content": [], "resultType": "complete"}})
+    final = enforcer.server_message(out.retry.exchange, done)
     assert final.message is not None and final.message["id"] == 1
 
 
 def test_gateway_rounds_are_bounded() -> None:
     enforcer, _ = make(policy_with(max_gateway_rounds=2))
     ctx = modern()
-    ctx.request = call()
+    ctx = replace(ctx, request=call())
     out = enforcer.server_message(ctx, input_required("s", bad=PASSWORD))
     for _ in range(2):
         assert out.retry is not None
-        again = m({**input_required("s", bad=PASSWORD).obj, "id": out.retry["id"]})
-        out = enforcer.server_message(ctx, again)
+        again = m({**input_required("s", bad=PASSWORD).obj, "id": out.retry.message["id"]})
+        out = enforcer.server_message(out.retry.exchange, again)
     assert out.retry is None and out.message is not None
     assert out.message["id"] == 1
     assert out.message["error"]["code"] == -31010
@@ -382,7 +414,7 @@ def test_gateway_rounds_are_bounded() -> None:
 def test_all_blocked_round_can_fail_the_call() -> None:
     enforcer, _ = make(policy_with(all_blocked_round="fail"))
     ctx = modern()
-    ctx.request = call()
+    ctx = replace(ctx, request=call())
     out = enforcer.server_message(ctx, input_required(None, bad=PASSWORD))
     assert out.message is not None and out.message["error"]["code"] == -31010
     assert "secret-field" in out.message["error"]["data"]["reasons"]
@@ -391,7 +423,7 @@ def test_all_blocked_round_can_fail_the_call() -> None:
 def test_modern_outbound_violation_becomes_a_decline() -> None:
     enforcer, audit = make()
     ctx = modern()
-    ctx.request = call()
+    ctx = replace(ctx, request=call())
     token = sent(enforcer.server_message(ctx, input_required("s", ok=PROFILE)))["result"][
         "requestState"
     ]
@@ -407,7 +439,7 @@ def test_modern_outbound_violation_becomes_a_decline() -> None:
 def test_sampling_requests_are_left_alone() -> None:
     enforcer, _ = make()
     ctx = modern()
-    ctx.request = call()
+    ctx = replace(ctx, request=call())
     msg = m(
         {
             "id": 1,
@@ -458,7 +490,7 @@ def test_url_required_warned_entries_are_kept_and_marked() -> None:
 # -- issue 9: replayed answers, undeclared modes, unsealed answers, policy snapshots ----------
 
 
-def _forwarded_token(enforcer: Enforcer, params: dict[str, Any] = PROFILE) -> str:
+def _forwarded_token(enforcer: Run, params: dict[str, Any] = PROFILE) -> str:
     token = sent(enforcer.server_message(handshake(), elicit(params)))["id"]
     assert isinstance(token, str) and token.startswith("gq1.")
     return token
@@ -473,7 +505,7 @@ def test_replayed_answer_to_a_forwarded_request_is_absorbed_not_forwarded() -> N
     # The same answer again, or another answer to the same token: nothing goes upstream.
     for again in (answer, m({"id": token, "result": {"action": "decline"}})):
         out = enforcer.client_message(handshake(), again)
-        assert out.absorb and out.message is None and out.reject is None
+        assert out.absorb and out.message is None and out.fail is None
         assert audit.records[-1]["outcome"] == "replayed"
         assert audit.records[-1]["answer_id"] == "sealed"
     # Another forwarded request still takes its (single) answer.
@@ -485,14 +517,12 @@ def test_answer_id_is_bound_to_the_credential_and_the_upstream() -> None:
     enforcer, audit = make()
     token = _forwarded_token(enforcer)
     answer = m({"id": token, "result": {"action": "decline"}})
-    stolen = handshake()
-    stolen.credential = credential_digest("Bearer mallory")
+    stolen = replace(handshake(), credential=credential_digest("Bearer mallory"))
     out = enforcer.client_message(stolen, answer)
-    assert out.reject is not None and out.reject[:2] == (400, -32602)
+    assert rejected(out)
     assert audit.records[-1]["token_error"] == "foreign-credential"
-    elsewhere = handshake()
-    elsewhere.upstream = "other-upstream"
-    assert enforcer.client_message(elsewhere, answer).reject is not None
+    elsewhere = replace(handshake(), upstream="other-upstream")
+    assert rejected(enforcer.client_message(elsewhere, answer))
     assert audit.records[-1]["token_error"] == "foreign-upstream"
     # Refused answers do not use the token up: its owner still answers it.
     assert enforcer.client_message(handshake(), answer).message is not None
@@ -513,31 +543,28 @@ def test_undeclared_mode_is_answered_with_the_error_a_client_would_send(
     enforcer, audit = make(policy_with(block_response=block_response))
     out = enforcer.server_message(handshake(frozenset(modes)), elicit(params))
     assert out.drop
-    assert out.replies == [
-        {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": message}}
-    ]
+    assert out.replies == (
+        {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": message}},
+    )
     assert audit.records[-1]["reasons"] == ["mode-not-declared"]
 
 
 def test_undeclared_mode_with_another_blocking_reason_gets_the_policy_answer() -> None:
     enforcer, audit = make()
     out = enforcer.server_message(handshake(frozenset({"form"})), elicit(BAD_URL))
-    assert out.replies == [{"jsonrpc": "2.0", "id": 3, "result": {"action": "decline"}}]
+    assert out.replies == ({"jsonrpc": "2.0", "id": 3, "result": {"action": "decline"}},)
     assert set(audit.records[-1]["reasons"]) == {"mode-not-declared", "pii-in-url"}
     # Unknown modes (no session to read them from): the gateway cannot speak for the client.
-    unknown = handshake()
-    unknown.modes = None
+    unknown = replace(handshake(), modes=None)
     out = enforcer.server_message(unknown, elicit(PROFILE, rid=4))
-    assert out.replies == [{"jsonrpc": "2.0", "id": 4, "result": {"action": "decline"}}]
+    assert out.replies == ({"jsonrpc": "2.0", "id": 4, "result": {"action": "decline"}},)
 
 
 def test_modern_undeclared_mode_is_declined_on_the_retry() -> None:
     """2026 has no error inside ``inputResponses`` (an InputResponse is a result): the
     stripped key is answered with a decline, as documented."""
     enforcer, _ = make()
-    ctx = modern()
-    ctx.modes = frozenset({"form"})
-    ctx.request = call()
+    ctx = replace(modern(), modes=frozenset({"form"}), request=call())
     out = enforcer.server_message(ctx, input_required("s", ok=PROFILE, link=GOOD_URL))
     token = sent(out)["result"]["requestState"]
     assert list(sent(out)["result"]["inputRequests"]) == ["ok"]
@@ -595,7 +622,7 @@ def test_unsealed_answer_without_content_is_forwarded_and_audited(result: dict[s
 def test_answers_to_other_server_requests_pass_unchanged(message: dict[str, Any]) -> None:
     enforcer, audit = make()
     out = enforcer.client_message(handshake(), m(message))
-    assert out.message is None and out.reject is None and not out.absorb
+    assert out.message is None and out.fail is None and not out.absorb
     assert audit.records == []
 
 
@@ -631,7 +658,7 @@ def test_modern_answers_without_a_gateway_token_are_checked() -> None:
 def test_modern_retry_key_the_gateway_never_forwarded_is_checked() -> None:
     enforcer, _ = make()
     ctx = modern()
-    ctx.request = call()
+    ctx = replace(ctx, request=call())
     token = sent(enforcer.server_message(ctx, input_required("s", ok=PROFILE)))["result"][
         "requestState"
     ]
@@ -647,43 +674,85 @@ def test_modern_retry_key_the_gateway_never_forwarded_is_checked() -> None:
     }
 
 
-class Swappable:
-    """A policy reference like the app's: a reload swaps ``current``."""
-
-    def __init__(self, policy: Policy) -> None:
-        self.current = policy
-
-    def __call__(self) -> Policy:
-        return self.current
-
-
-def test_a_stream_keeps_the_policy_it_started_with() -> None:
+def test_process_judges_by_the_policy_it_is_given() -> None:
+    """The policy snapshot is the caller's (the relay captures one per request): two events of
+    one stream judged under the policy given, whatever else is in force."""
     start, reloaded = load_policy(DEFAULT), load_policy(Path("policies/audit-only.yaml"))
-    ref = Swappable(start)
-    audit = Recorder()
-    enforcer = Enforcer(KEYS, ref, audit)
+    enforcer, audit = make(reloaded)
     stream = handshake()
-    assert enforcer.server_message(stream, elicit(PROFILE, rid=1)).message is not None
-    ref.current = reloaded  # SIGHUP between two events of the same stream
-    later = enforcer.server_message(stream, elicit(PASSWORD, rid=2))
-    assert later.drop and later.replies  # still judged by the policy the stream started with
+    assert enforcer.server_message(stream, elicit(PROFILE, rid=1), start).message is not None
+    later = enforcer.server_message(stream, elicit(PASSWORD, rid=2), start)
+    assert later.drop and later.replies
     assert [r["policy_revision"] for r in audit.records] == [start.revision] * 2
-    # A new exchange starts with the reloaded policy (shadow mode: forwarded).
-    fresh = enforcer.server_message(handshake(), elicit(PASSWORD, rid=3))
+    fresh = enforcer.server_message(handshake(), elicit(PASSWORD, rid=3), reloaded)
     assert not fresh.drop and audit.records[-1]["policy_revision"] == reloaded.revision
 
 
-def test_gateway_retries_keep_the_policy_of_the_call() -> None:
+def test_gateway_retries_are_judged_by_the_policy_given() -> None:
+    enforcer, _ = make(policy_with(all_blocked_round="fail"))
     start = policy_with(max_gateway_rounds=3)
-    ref = Swappable(start)
-    enforcer = Enforcer(KEYS, ref, Recorder())
-    ctx = modern()
-    ctx.request = call()
-    out = enforcer.server_message(ctx, input_required("s", bad=PASSWORD))
+    ctx = replace(modern(), request=call())
+    out = enforcer.server_message(ctx, input_required("s", bad=PASSWORD), start)
     assert out.retry is not None
-    ref.current = policy_with(all_blocked_round="fail")
-    again = m({**input_required("s", bad=PASSWORD).obj, "id": out.retry["id"]})
-    assert enforcer.server_message(ctx, again).retry is not None  # still "retry"
+    again = m({**input_required("s", bad=PASSWORD).obj, "id": out.retry.message["id"]})
+    assert enforcer.server_message(out.retry.exchange, again, start).retry is not None
+
+
+def test_process_does_not_mutate_its_inputs_and_scans_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``process`` is pure in its inputs: the frozen exchange and the message are unchanged,
+    and the message is scanned for elicitations once (the seen and decision events share it)."""
+    from gateway.carriers.extract import from_server as real
+
+    calls: list[Message] = []
+
+    def counting(msg: Message) -> Any:
+        calls.append(msg)
+        return real(msg)
+
+    monkeypatch.setattr("gateway.enforce.enforcer.from_server", counting)
+    run, audit = make()
+    msg = elicit(PASSWORD)
+    before = json.dumps(msg.obj)
+    x = handshake()
+    out = run.server_message(x, msg)
+    assert out.drop and calls == [msg]
+    assert json.dumps(msg.obj) == before and x == handshake()
+    assert [e["carrier"] for e in run.seen] == ["server-request"]
+    assert [r["event"] for r in audit.records] == ["elicitation.decision"]
+
+
+def test_a_detector_exception_is_reported_not_silent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine fails closed and returns; the enforcer turns that into an event (class name,
+    no values) that the app's sink counts in ``gateway_detector_errors_total``."""
+    from gateway.policy import engine
+    from gateway.proxy.metrics import Metrics
+
+    def boom(params: dict[str, Any], cfg: Any) -> list[Finding]:
+        raise ValueError(CANARY)
+
+    monkeypatch.setattr(engine, "_form", boom)
+    run, audit = make()
+    assert run.server_message(handshake(), elicit(PROFILE)).drop
+    decision, failed = audit.records
+    assert decision["reasons"] == ["internal-error"]
+    assert failed["event"] == "policy.detector_failed"
+    assert failed["error"] == "ValueError"
+    assert CANARY not in json.dumps(audit.records)
+    metrics = Metrics()
+    for record in audit.records:
+        metrics.record_audit(record)
+    assert metrics.detector_errors._value.get() == 1.0
+
+
+def test_outbound_secret_scanning_cannot_be_switched_off_by_construction() -> None:
+    """``Enforcer(keys)`` scans outbound answers with the detectors' scanner: only the policy
+    (``outbound.scan_secrets``) turns scanning off."""
+    run = Run(Enforcer(KEYS), policy_with(outbound={"validate_content": False}), Recorder())
+    answer = m({"id": 5, "result": {"action": "accept", "content": {"note": CANARY}}})
+    assert sent(run.client_message(handshake(), answer))["result"] == {"action": "decline"}
+    assert run.audit.records[-1]["reasons"] == ["secret-value"]
 
 
 # -- slow decisions are marked, never failed ---------------------------------------------------

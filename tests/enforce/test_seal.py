@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.enforce.seal import KeyRing, SealError, b64u
-from gateway.errors import ConfigError
+from gateway.enforce.seal import KeyRing, b64u
+from gateway.errors import ConfigError, SealError
 
 K1 = b"1" * 32
 K2 = b"2" * 32

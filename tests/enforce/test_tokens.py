@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from gateway.enforce import tokens
-from gateway.enforce.seal import KeyRing, SealError
+from gateway.enforce.seal import KeyRing
 from gateway.enforce.tokens import (
     REQUEST,
     REQUEST_TTL,
@@ -31,6 +31,7 @@ from gateway.enforce.tokens import (
     seal_session,
     seal_state,
 )
+from gateway.errors import SealError
 
 KEYS = KeyRing([b"k" * 32])
 OTHER_KEYS = KeyRing([b"o" * 32])

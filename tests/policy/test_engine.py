@@ -140,6 +140,9 @@ def test_detector_exception_blocks(default: Policy, monkeypatch: pytest.MonkeyPa
     )
     assert d.action is Action.BLOCK
     assert [(f.reason, f.path) for f in d.findings] == [(Reason.INTERNAL_ERROR, "$")]
+    # The caller can report it: the exception's class, never its message (it may quote input).
+    assert d.findings[0].detail == "RuntimeError"
+    assert "detector bug" not in repr(d)
 
 
 def test_no_clock_takes_part_in_a_decision() -> None:

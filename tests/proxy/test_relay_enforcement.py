@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
@@ -211,3 +212,67 @@ async def test_policy_reload_between_two_events_of_one_stream_does_not_change_it
         async with http.post(url, data=CALL, headers=headers) as resp:
             messages = _messages(await resp.text())
         assert [m["params"]["message"] for m in messages] == ["Profile needed", "Sign in again"]
+
+
+# -- the gateway's own 2026 retry: its answer is carried out like any other ----------------
+
+MODERN = {**JSON_HEADERS, "MCP-Protocol-Version": "2026-07-28"}
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+}
+
+
+@pytest.mark.parametrize("answer_as", ["sse", "json"])
+async def test_a_blocked_request_in_the_answer_to_the_gateways_retry_is_declined_upstream(
+    answer_as: str,
+) -> None:
+    """2026 on an SSE stream: every input request is blocked, the gateway retries upstream
+    itself, and the server answers that retry with a blocked server request (on a stream, or
+    in a JSON body). Whatever the framing, the server gets the decline on the client's behalf
+    (on this path the reply used to be dropped), and the client never sees the request."""
+    replies: list[dict[str, Any]] = []
+    retries: list[dict[str, Any]] = []
+    blocked = {"jsonrpc": "2.0", "id": 5, "method": "elicitation/create", "params": PASSWORD}
+
+    async def up(request: web.Request) -> web.StreamResponse:
+        body = json.loads(await request.read())
+        if "method" not in body:
+            replies.append(body)
+            return web.Response(status=202)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        if "inputResponses" in body["params"]:
+            retries.append(body)
+            if answer_as == "json":
+                return web.json_response(blocked)
+            await resp.prepare(request)
+            await resp.write(b"data: " + json.dumps(blocked).encode() + b"\r\n\r\n")
+            done = {"jsonrpc": "2.0", "id": body["id"], "result": {"content": []}}
+            await resp.write(b"data: " + json.dumps(done).encode() + b"\r\n\r\n")
+            return resp
+        await resp.prepare(request)
+        result = {
+            "jsonrpc": "2.0",
+            "id": body["id"],
+            "result": {
+                "resultType": "input_required",
+                "requestState": "s1",
+                "inputRequests": {"p": {"method": "elicitation/create", "params": PASSWORD}},
+            },
+        }
+        await resp.write(b"data: " + json.dumps(result).encode() + b"\r\n\r\n")
+        return resp
+
+    call = {"jsonrpc": "2.0", "id": 41, "method": "tools/call"}
+    call["params"] = {"name": "t", "arguments": {}, "_meta": META}
+    async with running(up) as h, h.session.post(h.mcp, json=call, headers=MODERN) as resp:
+        text = await asyncio.wait_for(resp.text(), 5)
+    assert len(retries) == 1
+    assert replies == [{"jsonrpc": "2.0", "id": 5, "result": {"action": "decline"}}]
+    assert "password" not in text
+    [message] = _messages(text)
+    assert message["id"] == 41
+    if answer_as == "sse":
+        assert message["result"] == {"content": []}
+    else:  # a server request never belongs in the body answering the client's own request
+        assert message["error"]["code"] == -31003
