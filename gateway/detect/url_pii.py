@@ -64,7 +64,11 @@ _STREET: Final = re.compile(
     r"(?i)(?:\b(?:ul|al|pl|str|st|rd|ave|av|blvd|calle|rua|via|viale|rue|avenida|carrera|"
     r"jl|jalan|ulitsa|ul\.|cad|sok|sk|mah|straat|vej|gatan|gata|tie|katu|utca|ulice)\b\.?"
     r"|(?:street|straße|strasse|road|avenue|lane|drive|weg|gasse|platz|allee|laan|gracht|"
-    r"väg|vägen|gade|veien|tie|katu)\b)"
+    r"väg|vägen|gade|veien|tie|katu)\b"
+    # Cyrillic, Greek, Arabic, Hebrew, Persian, Devanagari street words and abbreviations
+    r"|(?:\b(?:ул|вул|пр|просп|пер|бул|наб|пл|ш)\.)"
+    r"|(?:\b(?:улица|вулиця|проспект|переулок|провулок|бульвар|шоссе|οδός|οδος|λεωφόρος)\b)"
+    r"|(?:شارع|خیابان|רחוב|שדרות|मार्ग|रोड|सड़क))"
 )
 _WORD: Final = re.compile(r"[^\W\d_]{2,}")
 

@@ -178,3 +178,9 @@ def test_a_bare_check_digit_format_needs_a_key_naming_it() -> None:
     assert national_id("nif", "123456789")
     assert not national_id("_bare", "123456789", weak=True)
     assert not national_id("nif", "243340177")  # wrong check digit
+
+
+def test_a_name_next_to_a_cyrillic_street_address_is_name_and_address() -> None:
+    pairs = [("a", "Olena Kovalenko"), ("b", "вул. Хрещатик 22, кв. 8"), ("c", "01001 Київ")]
+    assert url_pii_kinds(pairs) == {"name-address"}
+    assert url_pii_kinds([("a", "Olena Kovalenko"), ("b", "Хрещатик")]) == set()
