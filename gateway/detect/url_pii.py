@@ -515,7 +515,12 @@ _ID_CUES: Final = re2.compile(
     r"identità|identiteit|identitet|tożsamość|tozsamosc|danh tính|danh tinh|kitambulisho)\b|"
     r"егн|рнокпп|інн|инн|снилс|личност|本人確認|身份|신원|ตัวตน|"
     r"паспорт|ідентифікац|身份证|주민등록|マイナンバー|บัตรประชาชน|เลขประจำตัว|תעודת|"
-    r"رقم الهوية|الهوية|شناسه|کد ملی|पहचान|आधार|nüfus"
+    r"رقم الهوية|الهوية|شناسه|کد ملی|पहचान|आधार|nüfus|"
+    # "your identity" in languages that inflect it (kimliğinizi, ταυτότητά σας, басыңызды)
+    r"kimliğ|kimlig|ταυτότητ|ταυτοτητ|жеке бас|жеке куәлі|ubuwena|ვინაობ|პირადობ|ինքնությ|"
+    r"tożsamoś|totožnost|identitāt|tapatyb|henkilöllisyy|személyazonoss|identitate|"
+    r"identitet|identitas|kimlik|zehut|זהות|هويت|هویت|شناخت|ओळख|পরিচয়|அடையாள|గుర్తింపు|"
+    r"danh tính|jati diri|pagkakakilanlan|utambulisho|ማንነት|idantitor"
 )
 
 

@@ -184,3 +184,15 @@ def test_a_name_next_to_a_cyrillic_street_address_is_name_and_address() -> None:
     pairs = [("a", "Olena Kovalenko"), ("b", "вул. Хрещатик 22, кв. 8"), ("c", "01001 Київ")]
     assert url_pii_kinds(pairs) == {"name-address"}
     assert url_pii_kinds([("a", "Olena Kovalenko"), ("b", "Хрещатик")]) == set()
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Жалғастыру алдында жеке басыңызды растауымыз керек.",  # kk: confirm your identity
+        "Kudingeka siqinisekise ubuwena ngaphambi kokuqhubeka.",  # zu
+        "Devam etmeden önce kimliğinizi doğrulamamız gerekiyor.",  # tr, inflected
+    ],
+)
+def test_inflected_words_for_identity_make_an_identity_context(message: str) -> None:
+    assert names_an_id(message)
