@@ -819,7 +819,7 @@ def _counted_digits(
     counts = {int(n) for n in _COUNT.findall(text[:512])}
     if not (counts & set(range(3, 20)) or any(h.count_word for h in own)):
         return None
-    if card or any(h.card_context or h.payment_words for h in own):
+    if card or any(h.card_context or h.payment_words or "card_number" in h.gated for h in own):
         if counts & set(range(13, 20)):
             category = lex.category("card_number")
         else:

@@ -1348,3 +1348,15 @@ def test_a_message_that_only_names_a_secret_does_not_fill_a_comment_box() -> Non
     assert _form_reasons({"k30": {"type": "string", "title": ""}}, "Your password") == [
         "secret-field"
     ]
+
+
+def test_digits_counted_on_the_back_of_the_card_are_its_security_code() -> None:
+    # the card named only in the field's own description, the message says nothing of it
+    props = {
+        "s": {
+            "type": "string",
+            "title": "Detail",
+            "description": "The three digits on the back of the card",
+        }
+    }
+    assert _form_reasons(props, "Last step of your order.") == ["payment-field"]
