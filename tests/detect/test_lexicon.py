@@ -576,3 +576,16 @@ def test_a_damaged_or_missing_compiled_twin_is_only_a_lost_shortcut(tmp_path: Pa
     assert read_twin(twin) == {}
     twin.write_text('{"a": 1}', encoding="utf-8")
     assert read_twin(twin) == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Картаның артқы жағындағы үш цифр", "Tiga nombor di belakang kad anda", "カード裏面の3桁"],
+)
+def test_a_bank_card_named_in_more_languages_is_card_context(text: str) -> None:
+    assert LEX.scan(text).card_context
+
+
+def test_a_lithuanian_kad_is_not_a_malay_card() -> None:
+    # "kad" is Lithuanian for "so that": only the Malay phrases count
+    assert not LEX.scan("Užpildykite savo duomenis, kad užsiregistruotumėte vizitui.").card_context
