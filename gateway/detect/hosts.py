@@ -49,6 +49,7 @@ import regex
 
 from gateway.detect.config import UrlConfig
 from gateway.detect.findings import Evidence, Finding, Reason, Severity
+from gateway.detect.normalize import DIGIT_LETTERS
 from gateway.detect.psl import private_suffix, split_host
 from gateway.detect.substrings import Substrings
 
@@ -75,9 +76,9 @@ _ALLOWED_MIXES: Final = (
     frozenset({"Latin", "Han", "Hangul"}),
 )
 _IGNORED_SCRIPTS: Final = frozenset({"Common", "Inherited"})
-_ASCII_FOLD: Final = str.maketrans(
-    {"0": "o", "1": "l", "i": "l", "|": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b"}
-)
+# In a host name "1" and "|" stand for "l" (paypa1); the typosquat fold also reads "i" as "l".
+_HOST_DIGITS: Final = {**DIGIT_LETTERS, "1": "l", "|": "l"}
+_ASCII_FOLD: Final = str.maketrans({**_HOST_DIGITS, "i": "l"})
 # Top-level domains cheap to register and favoured for throw-away phishing hosts.
 _RISKY_TLDS: Final = frozenset(
     {"app", "dev", "zip", "mov", "top", "xyz", "site", "online", "live", "click", "help", "shop",
@@ -304,9 +305,7 @@ def _fold(s: str) -> str:
     return out.replace("rn", "m").replace("vv", "w").replace("cl", "d")
 
 
-_EDIT_FOLD: Final = str.maketrans(
-    {"0": "o", "1": "l", "|": "l", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b"}
-)
+_EDIT_FOLD: Final = str.maketrans(_HOST_DIGITS)
 
 
 @functools.lru_cache(maxsize=16384)
@@ -666,11 +665,8 @@ def _embedded_domain(host: str, domain: str, index: _Index) -> str | None:
     return None
 
 
-_DIGIT_FOLD: Final = str.maketrans("0135", "oles")
-
-
 def _digit_fold(token: str) -> str:
-    return token.translate(_DIGIT_FOLD)
+    return token.translate(_EDIT_FOLD)
 
 
 def _name_matches(tokens: list[str], index: _Index) -> list[tuple[str, bool, str | None]]:

@@ -123,6 +123,14 @@ def strip_invisible(text: str) -> str:
     return _INVISIBLE_RE.sub("", text)
 
 
+# --- digits read as letters -------------------------------------------------------------------
+
+# The one table of digits that stand for letters ("passw0rd", "paypa1", "s3cret"). Where "1"
+# stands for "i" (a word: "p1n", leetspeak) or for "l" (a host name: "paypa1") depends on the
+# context, so each user adds its reading of "1" (and of "|", "@", "$") to this table.
+DIGIT_LETTERS: dict[str, str] = {"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b"}
+
+
 # --- look-alike letters ------------------------------------------------------------------------
 
 # Pairs of (look-alike characters, ASCII letter). Upper-case look-alikes map to upper-case ASCII
