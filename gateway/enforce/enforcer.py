@@ -57,6 +57,7 @@ from gateway.carriers.extract import Carrier, Sighting, from_client, from_server
 from gateway.detect.findings import Action, Decision, Finding, Reason
 from gateway.enforce.answers import check_answer
 from gateway.enforce.exchange import Direction, Event, Exchange, seen_events
+from gateway.enforce.notice import Blocked, log_message, notice_text, with_notice, worth_telling
 from gateway.enforce.outcome import FORWARD, Outcome, Retry
 from gateway.enforce.replay import AnsweredTable, shared_table
 from gateway.enforce.seal import KeyRing
@@ -215,7 +216,41 @@ class Enforcer:
             # The answer to the gateway's own retry goes back under the client's id.
             answer = dict(outcome.message if outcome.message is not None else msg.obj)
             answer["id"] = x.request_id
-            return replace(outcome, message=answer)
+            outcome = replace(outcome, message=answer)
+        return self._tell(job, msg, outcome)
+
+    @staticmethod
+    def _tell(job: _Job, msg: Message, outcome: Outcome) -> Outcome:
+        """Tell the user why (``notify_user``, ``gateway.enforce.notice``): the call's final
+        result gets the notice in its ``content`` (else, on a stream, a ``notifications/message``
+        goes before it); a block on a GET stream, where no result follows, gets the warning in
+        its place. Without ``notify_user`` no block is recorded at all."""
+        if not job.policy.spec.notify_user:
+            return replace(outcome, blocked=()) if outcome.blocked else outcome
+        x = job.x
+        blocked = x.blocked + outcome.blocked
+        result = msg.result if isinstance(msg.result, Mapping) else {}
+        final = (
+            msg.kind in ("response", "error")
+            and x.request_id is not None
+            and msg.id in (x.request_id, x.retry_id)
+            and outcome.retry is None
+            and not outcome.drop
+            and result.get("resultType") != "input_required"
+        )
+        if final and blocked:
+            text = notice_text(x.upstream, blocked)
+            told = with_notice(outcome.message if outcome.message is not None else msg.obj, text)
+            if told is not None:
+                return replace(outcome, message=told)
+            if x.transport in ("post", "get"):
+                return replace(outcome, notice=log_message(text))
+            return outcome
+        answered = msg.kind in ("response", "error") and outcome.retry is None
+        if outcome.blocked and (x.transport == "get" or answered) and x.transport != "json":
+            # No result of this call will carry it (a GET stream; a 2026 round answered with
+            # the entries left, which the client retries in a call of its own): a warning.
+            return replace(outcome, notice=log_message(notice_text(x.upstream, outcome.blocked)))
         return outcome
 
     def _judge_server(self, job: _Job, msg: Message, sightings: list[Sighting]) -> Outcome:
@@ -265,7 +300,9 @@ class Enforcer:
                 replies = (_error(msg.id, errors.INVALID_PARAMS, unsupported),)
             else:
                 replies = (self._block_reply(msg.id, decision, job.policy),)
-            return Outcome(drop=True, replies=replies)
+            tell = first and worth_telling(decision.reasons, mode_only=unsupported is not None)
+            blocked = (Blocked(s.mode, tuple(decision.reasons)),) if tell else ()
+            return Outcome(drop=True, replies=replies, blocked=blocked)
         params = msg.params if isinstance(msg.params, Mapping) else {}
         schema = params.get("requestedSchema") if s.mode == "form" else None
         token = seal_request(
@@ -289,12 +326,15 @@ class Enforcer:
     def _url_required(self, job: _Job, msg: Message, sightings: list[Sighting]) -> Outcome:
         kept: list[Any] = []
         reasons: list[str] = []
+        told: list[Blocked] = []
         changed = False
         for s in sightings:
             decision = self._decide(job, s)
             if decision.effective_action is Action.BLOCK:
                 changed = True
                 reasons.extend(decision.reasons)
+                if worth_telling(decision.reasons):
+                    told.append(Blocked(s.mode, tuple(decision.reasons)))
                 if s.elicitation_id is not None:
                     self._blocked_ids.add((job.x.session_digest, s.elicitation_id))
                 continue
@@ -314,7 +354,8 @@ class Enforcer:
                 "message": "URL elicitation blocked by gateway policy",
                 "data": {"reasons": list(dict.fromkeys(reasons))},
             }
-        return Outcome(message={"jsonrpc": "2.0", "id": msg.id, "error": error})
+        message = {"jsonrpc": "2.0", "id": msg.id, "error": error}
+        return Outcome(message=message, blocked=tuple(told))
 
     def _input_required(self, job: _Job, msg: Message, sightings: list[Sighting]) -> Outcome:
         x, policy = job.x, job.policy
@@ -351,16 +392,22 @@ class Enforcer:
             schemas=schemas,
             **_binding(x, request),
         )
+        told = tuple(
+            Blocked(decisions[k][0].mode, tuple(decisions[k][1].reasons))
+            for k in blocked
+            if worth_telling(decisions[k][1].reasons)
+        )
         if not kept:
             reasons = [r for k in blocked for r in decisions[k][1].reasons]
             if policy.enforcement.all_blocked_round == "fail":
-                return Outcome(message=_policy_error(msg.id, reasons))
+                return Outcome(message=_policy_error(msg.id, reasons), blocked=told)
             if x.rounds >= policy.enforcement.max_gateway_rounds or request is None:
-                return Outcome(message=_policy_error(msg.id, reasons))
-            return Outcome(retry=_retry(x, request, claims))
+                return Outcome(message=_policy_error(msg.id, reasons), blocked=told)
+            return Outcome(retry=_retry(x, request, claims), blocked=told)
         result["inputRequests"] = kept
         result["requestState"] = seal_state(self._keys, claims, self._state_ttl)
-        return Outcome(message={"jsonrpc": "2.0", "id": msg.id, "result": result})
+        message = {"jsonrpc": "2.0", "id": msg.id, "result": result}
+        return Outcome(message=message, blocked=told)
 
     # -- client → server --------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from typing import Any, Final
 
 from gateway.carriers import extract
 from gateway.carriers.extract import Sighting
+from gateway.enforce.notice import Blocked
 from gateway.enforce.seal import digest
 from gateway.enforce.tokens import REQUEST
 from gateway.wire.era import Era
@@ -53,6 +54,7 @@ class Exchange:
     request: Message | None = None  # the upstream-facing request a response answers
     retry_id: str | None = None  # the id of the gateway's own 2026 retry in flight
     rounds: int = 0  # rounds the gateway retried itself
+    blocked: tuple[Blocked, ...] = ()  # notice-worthy blocks so far in this call (notice.py)
 
     @property
     def session_digest(self) -> str:

@@ -15,6 +15,12 @@ stream, the answer to the gateway's own 2026 retry):
 * **absorb** — ``absorb``: the client's message was handled here (a replayed answer): 202, no
   body, nothing forwarded;
 * **fail** — ``fail``: the error the client gets instead (nothing is forwarded).
+
+Two more fields tell the user why (``gateway.enforce.notice``): ``blocked`` lists the
+notice-worthy elicitations this message blocked (the relay adds them to the call's exchange, so
+that the call's final result gets the notice), and ``notice`` is a message for the client — a
+``notifications/message`` warning — written on the stream before the message (or in place of a
+dropped one) where no result can carry the notice.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.enforce.exchange import Exchange
+from gateway.enforce.notice import Blocked
 from gateway.errors import ProtocolError
 
 
@@ -44,6 +51,8 @@ class Outcome:
     retry: Retry | None = None
     absorb: bool = False
     fail: ProtocolError | None = None
+    blocked: tuple[Blocked, ...] = ()
+    notice: Mapping[str, Any] | None = None
 
     @property
     def unchanged(self) -> bool:
@@ -55,6 +64,8 @@ class Outcome:
             and self.retry is None
             and not self.absorb
             and self.fail is None
+            and not self.blocked
+            and self.notice is None
         )
 
 

@@ -195,3 +195,5 @@ class PolicyFile(_Strict):
     url: UrlSpec = UrlSpec()
     servers: dict[StrictStr, ServerSpec] = {}
     enforcement: EnforcementSpec = EnforcementSpec()
+    # Tell the user when the gateway blocked an elicitation (gateway/enforce/notice.py).
+    notify_user: StrictBool = True

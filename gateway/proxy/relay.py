@@ -318,13 +318,15 @@ class Relay:
         self, call: _Call, msg: Message, direction: Direction, *, in_body: bool = False
     ) -> Outcome:
         """Process one message in a frozen exchange and carry out its outcome: emit its events,
-        POST its replies to the server, take a gateway retry over as the call's exchange. What
-        is left for the caller is the framing: forward the original bytes (``unchanged``), the
-        rewritten ``message`` or nothing (``drop``), make the ``retry``, answer 202 (``absorb``)
-        or the ``fail`` error. Every path comes here: the client's POST body, JSON response
-        bodies (``in_body``: a server request dropped there fails the response, as a server
-        request never belongs inside the body answering the client's own request), SSE events
-        on POST and GET streams, and the answers to the gateway's own retries."""
+        POST its replies to the server, take a gateway retry over as the call's exchange, add
+        its ``blocked`` to the call's (the call's result tells the user). What is left for the
+        caller is the framing: forward the original bytes (``unchanged``), the rewritten
+        ``message`` or nothing (``drop``), make the ``retry``, answer 202 (``absorb``) or the
+        ``fail`` error, the ``notice`` event written first on a stream. Every path comes here:
+        the client's POST body, JSON response bodies (``in_body``: a server request dropped
+        there fails the response, as a server request never belongs inside the body answering
+        the client's own request), SSE events on POST and GET streams, and the answers to the
+        gateway's own retries."""
         if direction is Direction.CLIENT:
             self._client_facts(call, msg)
         x = replace(call.x, direction=direction)
@@ -334,6 +336,8 @@ class Relay:
             await self._reply_upstream(call, reply)
         if outcome.retry is not None:
             call.x = outcome.retry.exchange
+        if outcome.blocked:  # the call's final result tells the user (enforce/notice.py)
+            call.x = replace(call.x, blocked=call.x.blocked + outcome.blocked)
         if in_body and outcome.drop:
             why = "server request inside a JSON body"
             return replace(outcome, fail=UpstreamProtocolError(why))
@@ -460,7 +464,7 @@ class Relay:
         reading: Reading,
         headers: list[tuple[str, str]],
     ) -> web.StreamResponse:
-        streamable = call.x.retry_id is None
+        streamable = call.x.retry_id is None and not call.x.blocked
         read = _BodyRead()
         try:
             done = await self._read_capped(
@@ -672,7 +676,9 @@ class Relay:
     ) -> bool:
         """Inspect and forward blocks; True when the stream was handed over to a retry."""
         for block in blocks:
-            if not block.data or (call.x.retry_id is None and not needs_inspection(block.raw)):
+            # Once something was blocked, every message is inspected: the result gets the notice.
+            fast = call.x.retry_id is None and not call.x.blocked
+            if not block.data or (fast and not needs_inspection(block.raw)):
                 await out.write(block.raw)
                 continue
             try:
@@ -687,6 +693,8 @@ class Relay:
             if outcome.retry is not None:
                 await self._retry_into_stream(out, call, outcome.retry.message)
                 return True
+            if outcome.notice is not None:  # the user is told why, before what follows
+                await out.write(encode_event(data=dumps(outcome.notice).decode(), event="message"))
             if outcome.drop:
                 if block.id is not None:
                     # Keep Last-Event-ID moving past the swallowed event, so a resumption does
@@ -734,6 +742,8 @@ class Relay:
                 return
             if outcome.fail is not None:
                 raise outcome.fail
+            if outcome.notice is not None:
+                await out.write(encode_event(data=dumps(outcome.notice).decode(), event="message"))
             data = dumps(outcome.message) if outcome.message is not None else read.body()
             await out.write(encode_event(data=data.decode("utf-8"), event="message"))
         except (ProtocolError, UpstreamUnavailable) as exc:

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -114,6 +115,11 @@ async def settled(peer: Peer, since: int, event: str, count: int = 1) -> list[di
 
 # -- blocked: the user never sees it, the server gets a decline, the call completes ------------
 
+# The notice the gateway adds to a blocked call's result: category words and reason codes only.
+NOTICE = (
+    r"The elicitation gateway blocked a request from default"
+    r"(?: for [a-z ,-]+)? \(([a-z-]+(?:, [a-z-]+)*)\)\."
+)
 BLOCKED = [
     ("demo_password", "login", {"secret-field", "otp-field"}),
     ("demo_card", "payment", {"payment-field"}),
@@ -131,11 +137,16 @@ async def test_blocked_elicitations_are_declined_on_the_users_behalf(
         events = await clients.run(gateway.url, mode, tool=tool)
         assert [e for e in events if e["event"] == "elicit"] == []  # callback never invoked
         [outcome] = [e for e in events if e["event"] in ("result", "error", "exception")]
-        assert outcome == {
-            "event": "result",
-            "isError": False,
-            "text": described(mode, key, "decline", None, tool),
-        }
+        # The tool's own text, then the gateway's notice (notify_user): the SDK client took the
+        # modified result as any other.
+        text, notice = outcome.pop("text").split("\n")
+        assert outcome == {"event": "result", "isError": False}
+        assert text == described(mode, key, "decline", None, tool)
+        assert re.fullmatch(NOTICE, notice), notice
+        codes = set(re.fullmatch(NOTICE, notice)[1].split(", "))  # type: ignore[index]
+        assert reasons <= codes and "mode-not-declared" not in codes
+        for leak in ("http", "://", "@", "example", "demo_", CANARY):  # no URL, value, name
+            assert leak not in notice, leak
 
     since = mark(gateway)
     await asyncio.gather(*(check(mode) for mode in MODES))

@@ -17,7 +17,8 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from gateway.policy.loader import load_policy
+from gateway.enforce.notice import content_item
+from gateway.policy.loader import load_policy, parse_policy
 from gateway.proxy.app import make_app
 from gateway.proxy.reload import reload_policy
 from tests.relay_harness import (
@@ -33,6 +34,7 @@ from tests.relay_harness import (
 
 CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}'
 CANARY = "AKIAQYLPMN5HFIQR7XQZ"
+NOTICE = "The elicitation gateway blocked a request from default for a password (secret-field)."
 PROFILE = {
     "mode": "form",
     "message": "Profile needed",
@@ -269,10 +271,84 @@ async def test_a_blocked_request_in_the_answer_to_the_gateways_retry_is_declined
         text = await asyncio.wait_for(resp.text(), 5)
     assert len(retries) == 1
     assert replies == [{"jsonrpc": "2.0", "id": 5, "result": {"action": "decline"}}]
-    assert "password" not in text
+    assert '"password"' not in text  # the field name: the notice says only "a password"
     [message] = _messages(text)
     assert message["id"] == 41
-    if answer_as == "sse":
-        assert message["result"] == {"content": []}
+    if answer_as == "sse":  # the user is told why (notify_user)
+        two = NOTICE.replace("a request", "2 requests")  # the first round's and the retry's
+        assert message["result"] == {"content": [content_item(two)]}
     else:  # a server request never belongs in the body answering the client's own request
         assert message["error"]["code"] == -31003
+
+
+# -- telling the user why (notify_user) ------------------------------------------------------
+
+
+async def test_a_blocked_call_ends_with_the_notice_in_its_result() -> None:
+    """Handshake era: the blocked request never reaches the client, the server gets the
+    decline, and the call's result (on the same stream) carries one more text item."""
+    done = {"jsonrpc": "2.0", "id": 7, "result": {"content": [], "structuredContent": {"n": 1}}}
+    tail = b"event: message\r\ndata: " + json.dumps(done).encode() + b"\r\n\r\n"
+    up = Upstream(_event(11, PASSWORD), tail)
+    async with running(up) as h:
+        session = await h.initialize()
+        async with h.session.post(h.mcp, data=CALL, headers=session) as resp:
+            text = await resp.text()
+    assert up.answers == [{"jsonrpc": "2.0", "id": 11, "result": {"action": "decline"}}]
+    [message] = _messages(text)
+    assert message == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "result": {"content": [content_item(NOTICE)], "structuredContent": {"n": 1}},
+    }
+
+
+async def test_an_undeclared_mode_alone_leaves_the_result_byte_exact() -> None:
+    done = {"jsonrpc": "2.0", "id": 7, "result": {"content": []}}
+    tail = b"event: message\r\ndata: " + json.dumps(done).encode() + b"\r\n\r\n"
+    up = Upstream(_event(12, URL), tail)
+    async with running(up) as h:
+        session = await h.initialize()
+        async with h.session.post(h.mcp, data=CALL, headers=session) as resp:
+            assert await resp.read() == tail
+
+
+async def test_a_block_on_the_get_stream_becomes_a_warning_notification() -> None:
+    event = _event(11, PASSWORD).replace(b"event: message", b"id: 9:1\r\nevent: message")
+
+    async def up(request: web.Request) -> web.StreamResponse:
+        if request.method == "POST":
+            body = json.loads(await request.read())
+            if "method" not in body:
+                return web.Response(status=202)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(event)
+        return resp
+
+    async with running(up) as h:
+        session = await h.initialize()
+        get = {**session, "Accept": "text/event-stream"}
+        async with h.session.get(h.mcp, headers=get) as resp:
+            text = await resp.text()
+    assert "elicitation/create" not in text and '"password"' not in text
+    assert _messages(text) == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {"level": "warning", "logger": "elicitation-gateway", "data": NOTICE},
+        }
+    ]
+    assert text.endswith("id: 9:1\r\n\r\n")  # the id still moves past the swallowed event
+
+
+async def test_notify_user_false_tells_nothing() -> None:
+    raw = Path(DEFAULT_POLICY).read_bytes() + b"\nnotify_user: false\n"
+    quiet = parse_policy(raw, "quiet.yaml")
+    done = {"jsonrpc": "2.0", "id": 7, "result": {"content": []}}
+    tail = b"event: message\r\ndata: " + json.dumps(done).encode() + b"\r\n\r\n"
+    up = Upstream(_event(11, PASSWORD), tail)
+    async with running(up, policy=quiet) as h:
+        session = await h.initialize()
+        async with h.session.post(h.mcp, data=CALL, headers=session) as resp:
+            assert await resp.read() == tail

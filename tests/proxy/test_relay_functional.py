@@ -13,6 +13,7 @@ import pytest
 from aiohttp import web
 from structlog.testing import capture_logs
 
+from gateway.enforce.notice import content_item
 from tests.relay_harness import JSON_HEADERS, UPSTREAM_SID, input_required, running
 
 CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}'
@@ -709,10 +710,11 @@ async def test_all_blocked_round_inside_an_sse_response_is_retried_into_the_same
         text = await resp.text()
     messages = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: ")]
     assert [m.get("method") for m in messages] == ["notifications/progress", None]
-    assert messages[-1] == {
+    notice = "The elicitation gateway blocked a request from default for a password (secret-field)."
+    assert messages[-1] == {  # the final result tells the user why (notify_user)
         "jsonrpc": "2.0",
         "id": 41,
-        "result": {"resultType": "complete", "content": []},
+        "result": {"resultType": "complete", "content": [content_item(notice)]},
     }
     [retry] = retries
     assert retry["id"] != 41
