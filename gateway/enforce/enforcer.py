@@ -49,7 +49,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from gateway import errors
 from gateway.audit.records import answer_record, decision_record, detector_failed_record
@@ -224,7 +224,9 @@ class Enforcer:
         """Tell the user why (``notify_user``, ``gateway.enforce.notice``): the call's final
         result gets the notice in its ``content`` (else, on a stream, a ``notifications/message``
         goes before it); a block on a GET stream, where no result follows, gets the warning in
-        its place. Without ``notify_user`` no block is recorded at all."""
+        its place. A 2026 round answered with entries left is not the end: the client retries
+        in a call of its own, and the ``gr1.`` token carries the blocks to that call's result.
+        Without ``notify_user`` no block is recorded at all."""
         if not job.policy.spec.notify_user:
             return replace(outcome, blocked=()) if outcome.blocked else outcome
         x = job.x
@@ -246,10 +248,8 @@ class Enforcer:
             if x.transport in ("post", "get"):
                 return replace(outcome, notice=log_message(text))
             return outcome
-        answered = msg.kind in ("response", "error") and outcome.retry is None
-        if outcome.blocked and (x.transport == "get" or answered) and x.transport != "json":
-            # No result of this call will carry it (a GET stream; a 2026 round answered with
-            # the entries left, which the client retries in a call of its own): a warning.
+        if outcome.blocked and x.transport == "get":
+            # No result follows on a GET stream: a warning in place of the swallowed request.
             return replace(outcome, notice=log_message(notice_text(x.upstream, outcome.blocked)))
         return outcome
 
@@ -384,6 +384,11 @@ class Enforcer:
             marked = dict(entry)
             marked["params"] = self._maybe_mark(s.params, decision, policy)
             kept[key] = marked
+        told = tuple(
+            Blocked(decisions[k][0].mode, tuple(decisions[k][1].reasons))
+            for k in blocked
+            if worth_telling(decisions[k][1].reasons)
+        )
         request = x.request
         claims = StateClaims(
             has_state=result.get("requestState") is not None,
@@ -391,11 +396,8 @@ class Enforcer:
             blocked=tuple(blocked),
             schemas=schemas,
             **_binding(x, request),
-        )
-        told = tuple(
-            Blocked(decisions[k][0].mode, tuple(decisions[k][1].reasons))
-            for k in blocked
-            if worth_telling(decisions[k][1].reasons)
+            # The client answers what is left in a call of its own: its result tells the user.
+            told=tuple((b.mode, b.reasons) for b in x.blocked + told),
         )
         if not kept:
             reasons = [r for k in blocked for r in decisions[k][1].reasons]
@@ -571,7 +573,8 @@ class Enforcer:
         params["inputResponses"] = responses
         new = dict(msg.obj)
         new["params"] = params
-        return Outcome(message=new)
+        told = tuple(Blocked(mode, codes) for mode, codes in claims.told)
+        return Outcome(message=new, blocked=told if job.policy.spec.notify_user else ())
 
 
 def _retry(x: Exchange, request: Message, claims: StateClaims) -> Retry:
@@ -604,7 +607,15 @@ def _error(request_id: Any, code: int, message: str, data: Any = None) -> dict[s
     return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
-def _binding(x: Exchange, request: Message | None) -> dict[str, str]:
+class _Binding(TypedDict):
+    method: str
+    target: str
+    arguments: str
+    credential: str
+    upstream: str
+
+
+def _binding(x: Exchange, request: Message | None) -> _Binding:
     """What a 2026 request-state token is bound to."""
     params = request.params if request is not None and isinstance(request.params, Mapping) else {}
     method = request.method or "" if request is not None else ""

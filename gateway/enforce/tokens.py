@@ -153,6 +153,9 @@ class StateClaims:
     arguments: str = ""
     credential: str = ""
     upstream: str = ""
+    # What the call's result is to tell the user (gateway.enforce.notice): (mode, reason codes)
+    # of every notice-worthy block of this call's rounds so far.
+    told: tuple[tuple[str | None, tuple[str, ...]], ...] = ()
 
 
 def seal_state(keys: KeyRing, claims: StateClaims, ttl: float = STATE_TTL) -> str:
@@ -168,6 +171,7 @@ def seal_state(keys: KeyRing, claims: StateClaims, ttl: float = STATE_TTL) -> st
             "a": claims.arguments,
             "p": claims.credential,
             "n": claims.upstream,
+            "r": [[mode, list(codes)] for mode, codes in claims.told],
         },
         ttl=ttl,
     )
@@ -200,4 +204,17 @@ def open_state(keys: KeyRing, token: str, *, expect: StateClaims) -> StateClaims
         arguments=expect.arguments,
         credential=expect.credential,
         upstream=expect.upstream,
+        told=_told(data.get("r")),
     )
+
+
+def _told(value: Any) -> tuple[tuple[str | None, tuple[str, ...]], ...]:
+    """The ``told`` claim (absent from tokens sealed before it existed: nothing to tell)."""
+    if not isinstance(value, list):
+        return ()
+    out: list[tuple[str | None, tuple[str, ...]]] = []
+    for item in value:
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[1], list):
+            mode = item[0] if isinstance(item[0], str) else None
+            out.append((mode, tuple(str(c) for c in item[1])))
+    return tuple(out)

@@ -289,17 +289,31 @@ def test_the_final_result_after_the_gateways_retry_tells_the_user() -> None:
     }
 
 
-def test_a_partial_round_warns_on_the_stream() -> None:
-    """Entries are left: the client answers them in a call of its own, so this round's answer
-    is the last this call sees; on a stream it gets the warning before it."""
+def test_a_partial_round_tells_the_user_in_the_result_of_the_clients_retry() -> None:
+    """Entries are left: the client answers them in a call of its own. The ``gr1.`` token
+    carries the blocks to that call, whose final result tells the user."""
     enforcer, _ = make()
     x = replace(modern(), request_id=1, request=call(), transport="post")
     out = enforcer.server_message(x, input_required("s", ok=PROFILE, bad=OTP))
     assert out.message is not None and list(out.message["result"]["inputRequests"]) == ["ok"]
-    assert out.notice is not None
-    assert "for a one-time code (otp-field)" in out.notice["params"]["data"]
-    json_body = enforcer.server_message(replace(x, transport="json"), input_required("s", b=OTP))
-    assert json_body.retry is not None and json_body.notice is None
+    assert out.notice is None  # not yet: this round is not the call's end
+    token = out.message["result"]["requestState"]
+    retry = call(inputResponses={"ok": {"action": "decline"}}, requestState=token)
+    back = enforcer.client_message(replace(modern(), request_id=2), retry)
+    assert back.blocked == (Blocked("form", ("otp-field",)),)
+    x2 = replace(modern(), request_id=2, blocked=back.blocked)
+    done = m({"id": 2, "result": {"content": [], "resultType": "complete"}})
+    final = enforcer.server_message(x2, done)
+    assert final.message is not None
+    assert final.message["result"]["content"] == [
+        content_item(
+            "The elicitation gateway blocked a request from acme for a one-time code (otp-field)."
+        )
+    ]
+    # Without notify_user the retry brings nothing along.
+    quiet_enforcer, _ = make(quiet())
+    back = quiet_enforcer.client_message(replace(modern(), request_id=2), retry)
+    assert back.message is not None and back.blocked == ()
 
 
 def test_a_modern_undeclared_mode_alone_is_not_told() -> None:

@@ -299,3 +299,12 @@ def test_the_prefixes_are_the_wire_format() -> None:
     assert tokens.REQUEST == "gq1."
     assert tokens.SESSION == "gs1."
     assert tokens.STATE == "gr1."
+
+
+def test_state_tokens_carry_what_the_user_is_to_be_told() -> None:
+    told = (("form", ("secret-field", "otp-field")), (None, ("oversize",)))
+    token = seal_state(KEYS, replace(STATE_CLAIMS, told=told))
+    assert open_state(KEYS, token, expect=STATE_CLAIMS).told == told
+    # A token sealed without the claim (or with a malformed one) tells nothing.
+    assert open_state(KEYS, seal_state(KEYS, STATE_CLAIMS), expect=STATE_CLAIMS).told == ()
+    assert tokens._told([["url", "x"], 3, ["form", ["a"]]]) == (("form", ("a",)),)

@@ -352,3 +352,43 @@ async def test_notify_user_false_tells_nothing() -> None:
         session = await h.initialize()
         async with h.session.post(h.mcp, data=CALL, headers=session) as resp:
             assert await resp.read() == tail
+
+
+async def test_a_partial_2026_round_is_told_in_the_result_of_the_clients_retry() -> None:
+    """One input request blocked, one left: the client answers the one left in a call of its
+    own, and that call's result tells the user (the ``gr1.`` token carried the block)."""
+
+    async def up(request: web.Request) -> web.StreamResponse:
+        body = json.loads(await request.read())
+        if "inputResponses" in body["params"]:
+            assert body["params"]["inputResponses"]["bad"] == {"action": "decline"}
+            done = {"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}
+            return web.json_response({"jsonrpc": "2.0", "id": body["id"], "result": done})
+        requests = {
+            "ok": {"method": "elicitation/create", "params": PROFILE},
+            "bad": {"method": "elicitation/create", "params": PASSWORD},
+        }
+        result = {"resultType": "input_required", "requestState": "s1", "inputRequests": requests}
+        return web.json_response({"jsonrpc": "2.0", "id": body["id"], "result": result})
+
+    call = {"jsonrpc": "2.0", "id": 41, "method": "tools/call"}
+    call["params"] = {"name": "t", "arguments": {}, "_meta": META}
+    async with running(up) as h:
+        async with h.session.post(h.mcp, json=call, headers=MODERN) as resp:
+            first = await resp.json()
+        assert list(first["result"]["inputRequests"]) == ["ok"]
+        assert "gateway" not in json.dumps(first)  # no notice yet: the call goes on
+        retry = json.loads(json.dumps(call))
+        retry["id"] = 42
+        retry["params"]["inputResponses"] = {"ok": {"action": "decline"}}
+        retry["params"]["requestState"] = first["result"]["requestState"]
+        async with h.session.post(h.mcp, json=retry, headers=MODERN) as resp:
+            final = await resp.json()
+    assert final == {
+        "jsonrpc": "2.0",
+        "id": 42,
+        "result": {
+            "resultType": "complete",
+            "content": [{"type": "text", "text": "ok"}, content_item(NOTICE)],
+        },
+    }
