@@ -249,8 +249,10 @@ class Enforcer:
                 return replace(outcome, notice=log_message(text))
             return outcome
         if outcome.blocked and x.transport == "get":
-            # No result follows on a GET stream: a warning in place of the swallowed request.
-            return replace(outcome, notice=log_message(notice_text(x.upstream, outcome.blocked)))
+            # No result follows on a GET stream: a warning in place of the swallowed request
+            # (told now, so nothing is left for the stream to remember).
+            text = notice_text(x.upstream, outcome.blocked)
+            return replace(outcome, notice=log_message(text), blocked=())
         return outcome
 
     def _judge_server(self, job: _Job, msg: Message, sightings: list[Sighting]) -> Outcome:

@@ -238,7 +238,7 @@ def test_a_block_on_a_get_stream_sends_a_warning_in_its_place() -> None:
     enforcer, _ = make()
     x = replace(handshake(), transport="get")
     out = enforcer.server_message(x, elicit(OTP))
-    assert out.drop
+    assert out.drop and out.blocked == ()  # told at once: nothing for the stream to remember
     assert out.notice == log_message(
         "The elicitation gateway blocked a request from acme for a one-time code (otp-field)."
     )
