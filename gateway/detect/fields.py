@@ -623,6 +623,15 @@ def _postal_pin(f: _Field, postal: bool, postcodes: list[_Field], msg: Hits) -> 
     )
 
 
+def _form_shapes(
+    fields: list[_Field], msg: Hits, asked: Category | None
+) -> tuple[_Field | None, list[_Field], set[int]]:
+    """What the form's shape says, computed once per form: the only unnamed field that takes
+    the message's ask, the user-name fields, and a month/year pair of number fields."""
+    users = [g for g in fields if g.value_entry and _names_a_user(g)]
+    return _sole_unnamed(fields, msg, asked), users, _month_year_numbers(fields)
+
+
 def _sole_unnamed(fields: list[_Field], msg: Hits, asked: Category | None) -> _Field | None:
     """The form's only value-entry field that says nothing about itself (next to an e-mail, a
     user name, a phone number, choices), when the message asks ("type", "введите", "?") for a
@@ -1082,14 +1091,18 @@ _DIGIT_LIKE = re.compile(
     "\u339f-\u33a6\u33a8\u33af\u33e0-\u33fe\U0001f100-\U0001f10a]"
 )
 _PHRASE_LENGTHS = frozenset({"12", "15", "18", "20", "21", "24", "25", "33"})
+_PHRASE_NUMBER = re.compile(r"(?<![0-9])(?:1[258]|2[0145]|33)(?![0-9])")
 
 
 def _counts_phrase_words(message: str, lex: Lexicon) -> bool:
     """The message counts words the way a recovery phrase is counted ("12 words", "24 słowa",
     "12 речи", "12 perkataan"): a phrase length right before or after the word for "word"."""
-    if _DIGIT_LIKE.search(message[:2048]) is None:
+    head = message[:2048]
+    if _DIGIT_LIKE.search(head) is None:
         return False  # no digit, in any form NFKC folds to one: no count to find
-    toks = words(message[:2048])
+    if head.isascii() and _PHRASE_NUMBER.search(head) is None:
+        return False  # ASCII digits only, none of them a phrase length: nothing to tokenise
+    toks = words(head)
     for i, tok in enumerate(toks):
         if tok in _PHRASE_LENGTHS:
             near = " ".join(toks[max(i - 1, 0) : i] + toks[i + 1 : i + 3])
@@ -1152,8 +1165,7 @@ def _field_findings(
     postcodes = [f for f in fields if f.postal and any(h.code_word for h in f.name_hits)]
     kinds = [None if f.value_entry else _kind_of_choices(_choices(f.spec) or []) for f in fields]
     kind_counts = {k: kinds.count(k) for k in set(kinds) if k is not None}
-    sole = _sole_unnamed(fields, msg_hits, msg_category)
-    month_year = _month_year_numbers(fields)
+    sole, users, month_year = _form_shapes(fields, msg_hits, msg_category)
     out: list[Finding] = []
     for i, f in enumerate(fields):
         if f.allowed:
@@ -1207,7 +1219,7 @@ def _field_findings(
             asked=msg_hits.ask
             or msg_hits.channel
             or (message is not None and any(c in _ASK_MARKS for c in message[:4096])),
-            login=any(g is not f and g.value_entry and _names_a_user(g) for g in fields),
+            login=any(g is not f for g in users),
         )
         if result is None and i in numbered:
             phrase = lex.category("recovery_phrase")

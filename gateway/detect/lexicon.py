@@ -517,8 +517,12 @@ def _negates(where: Mapping[_Key, list[int]], category: str, negatives: list[_Ke
     for kind in (_STRONG, _GATED):
         spots = where.get((category, kind))
         if spots:
-            near = [q for k in negatives for q in where.get(k, ())]
-            return all(any(abs(p - q) <= _NEGATION_REACH for q in near) for p in spots)
+            near = sorted({q for k in negatives for q in where.get(k, ())})
+            for p in spots:  # each term needs a negative within reach (a sorted search)
+                i = bisect.bisect_left(near, p - _NEGATION_REACH)
+                if i == len(near) or near[i] > p + _NEGATION_REACH:
+                    return False
+            return True
     return True
 
 
