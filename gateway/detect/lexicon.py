@@ -362,9 +362,10 @@ class _Index:
     # the index so that explaining a hit is one look-up.
     # (text, language); a Term is made only when a hit is explained.
     origins: dict[tuple[_Key, bool, str], tuple[str, str | None]] = field(default_factory=dict)
-    # Every single term, sorted: two or three adjacent tokens can only join into a term when the
-    # first one (two) already spell the start of one (``_starts_a_term``).
-    sorted_singles: tuple[str, ...] = ()
+    # Every proper prefix of a single term: two or three adjacent tokens can only join into a
+    # term when the first one (two) already spell the start of one. (A sorted search instead
+    # saves ~50 ms at start-up but costs ~2 µs a token: 4 ms on a 64 KB form.)
+    prefixes: frozenset[str] = frozenset()
 
     def add_term(self, key: _Key, term: str, lang: str | None = None) -> None:
         toks, joined, spaced, no_space, affix_stem = _prepared(term)
@@ -424,16 +425,7 @@ class _Index:
             for s in stems
         }
         self.any_term = AnyOf(squashed)
-        self.sorted_singles = tuple(sorted(self.singles))
-
-    def starts_a_term(self, text: str) -> bool:
-        """Whether ``text`` is a proper prefix of some single term (a sorted search: terms
-        that start with ``text`` sort right after it)."""
-        terms = self.sorted_singles
-        i = bisect.bisect_left(terms, text)
-        if i < len(terms) and terms[i] == text:
-            i += 1
-        return i < len(terms) and terms[i].startswith(text)
+        self.prefixes = frozenset(t[:i] for t in self.singles for i in range(1, len(t)))
 
     def might_hit(self, text: str) -> bool:
         """Cheap, conservative pre-check for long texts (no false negatives): every way a term can
@@ -459,7 +451,7 @@ class _Index:
                     out[key] = match
                 where.setdefault(key, []).append(at)
 
-        singles, starts = self.singles, self.starts_a_term
+        singles, prefixes = self.singles, self.prefixes
         toks = unit.tokens
         # Each token, and adjacent pairs and triples joined ("pass word", "2 f a"), looked up as
         # terms; a join is only built when its start is a prefix of some term.
@@ -468,12 +460,12 @@ class _Index:
             keys = singles.get(tok)
             if keys:
                 note(keys, (False, tok), i)
-            if i + 1 < n and starts(tok):
+            if i + 1 < n and tok in prefixes:
                 pair = tok + toks[i + 1]
                 keys = singles.get(pair)
                 if keys:
                     note(keys, (False, pair), i, joined=True)
-                if i + 2 < n and starts(pair):
+                if i + 2 < n and pair in prefixes:
                     triple = pair + toks[i + 2]
                     keys = singles.get(triple)
                     if keys:
