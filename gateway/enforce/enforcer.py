@@ -3,8 +3,10 @@
 ``process(message, exchange, policy) -> (Outcome, events)`` takes one parsed message, the frozen
 :class:`~gateway.enforce.exchange.Exchange` it belongs to and the exchange's policy snapshot; it
 scans the message for elicitations once, decides, and returns what to do
-(:class:`~gateway.enforce.outcome.Outcome`) and the events to log (``elicitation.seen``, then
-``elicitation.decision`` / ``elicitation.answer``). It does no I/O and mutates none of its
+(:class:`~gateway.enforce.outcome.Outcome`) and the audit events to log
+(:mod:`gateway.audit.events`: one ``elicitation.decision`` per elicitation, written when it is
+decided; one ``elicitation.answer`` per answer; one ``elicitation.complete`` per completion
+notification). It does no I/O and mutates none of its
 inputs; what the relay must remember (the gateway's own retry) comes back in the outcome. The
 enforcer's only state is its memory across exchanges, kept here because it is about the
 protocol, not the transport: server requests already answered on the client's behalf, blocked
@@ -52,11 +54,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, TypedDict
 
 from gateway import errors
-from gateway.audit.records import answer_record, decision_record, detector_failed_record
+from gateway.audit.events import Event
+from gateway.audit.records import (
+    answer_record,
+    complete_record,
+    decision_record,
+    detector_failed_record,
+    new_decision_id,
+)
 from gateway.carriers.extract import Carrier, Sighting, from_client, from_server
 from gateway.detect.findings import Action, Decision, Finding, Reason
 from gateway.enforce.answers import check_answer
-from gateway.enforce.exchange import Direction, Event, Exchange, seen_events
+from gateway.enforce.exchange import Direction, Exchange
 from gateway.enforce.notice import Blocked, log_message, notice_text, with_notice, worth_telling
 from gateway.enforce.outcome import FORWARD, Outcome, Retry
 from gateway.enforce.replay import AnsweredTable, shared_table
@@ -159,11 +168,9 @@ class Enforcer:
         job = _Job(exchange, policy)
         if exchange.direction is Direction.CLIENT:
             sightings = from_client(message, answer_ids=REQUEST)
-            job.events += seen_events(exchange, sightings)
             outcome = self._client_message(job, message, sightings)
         else:
             sightings = from_server(message)
-            job.events += seen_events(exchange, sightings)
             outcome = self._server_message(job, message, sightings)
         return outcome, job.events
 
@@ -180,11 +187,16 @@ class Enforcer:
             era=x.era.value,
         )
         latency = (time.perf_counter() - started) * 1000.0
-        job.events.append(decision_record(x, s, decision, job.policy, latency))
+        decision_id = new_decision_id()
+        job.events.append(
+            decision_record(x, s, decision, job.policy, latency, decision_id=decision_id)
+        )
         for f in decision.findings:
             if f.reason is Reason.INTERNAL_ERROR and f.path == "$":
                 # A detector raised: the engine blocked (fail closed); say so, without values.
-                job.events.append(detector_failed_record(x, s, f.detail, job.policy))
+                job.events.append(
+                    detector_failed_record(x, s, f.detail, job.policy, decision_id=decision_id)
+                )
         return decision
 
     @staticmethod
@@ -265,7 +277,9 @@ class Enforcer:
             return self._input_required(job, msg, sightings)
         if carrier is Carrier.COMPLETE:
             eid = sightings[0].elicitation_id or ""
-            if (job.x.session_digest, eid) in self._blocked_ids:
+            dropped = (job.x.session_digest, eid) in self._blocked_ids
+            job.events.append(complete_record(job.x, sightings[0], dropped=dropped))
+            if dropped:
                 return Outcome(drop=True)
         return FORWARD
 
@@ -417,18 +431,19 @@ class Enforcer:
 
     def _client_message(self, job: _Job, msg: Message, sightings: list[Sighting]) -> Outcome:
         if msg.kind in ("response", "error"):
+            answer = sightings[0] if sightings else None
             if isinstance(msg.id, str) and msg.id.startswith(REQUEST):
-                return self._answer(job, msg)
-            return self._unsealed_answer(job, msg)
+                return self._answer(job, msg, answer)
+            return self._unsealed_answer(job, msg, answer)
         if msg.kind == "request" and isinstance(msg.params, Mapping):
             state = msg.params.get("requestState")
             if isinstance(state, str) and state.startswith(STATE):
                 return self._retry_from_client(job, msg, state, sightings)
             if isinstance(msg.params.get("inputResponses"), Mapping):
-                return self._unsealed_inputs(job, msg)
+                return self._unsealed_inputs(job, msg, sightings)
         return FORWARD
 
-    def _answer(self, job: _Job, msg: Message) -> Outcome:
+    def _answer(self, job: _Job, msg: Message, s: Sighting | None) -> Outcome:
         x = job.x
         token = str(msg.id)
         try:
@@ -441,14 +456,14 @@ class Enforcer:
             )
         except SealError as exc:
             job.events.append(
-                answer_record(x, "rejected", [], reason=exc.reason, answer_id="sealed")
+                answer_record(x, "rejected", [], s, reason=exc.reason, answer_id="sealed")
             )
             return _reject("Invalid or expired elicitation response id")
         key = hashlib.sha256(f"{x.upstream}\0{token}".encode()).digest()
         if not self._answered_tokens.add(key, time.time() + self._request_ttl):
             # The server already has this answer (through this gateway, any worker): like the
             # MCP SDK server for a duplicate response, accept it and pass nothing on.
-            job.events.append(answer_record(x, "replayed", [], answer_id="sealed"))
+            job.events.append(answer_record(x, "replayed", [], s, answer_id="sealed"))
             return Outcome(absorb=True)
         new = dict(msg.obj)
         new["id"] = claims.request_id
@@ -459,13 +474,13 @@ class Enforcer:
             if findings:
                 new["result"] = {"action": "decline"}
                 job.events.append(
-                    answer_record(x, "declined-by-gateway", findings, answer_id="sealed")
+                    answer_record(x, "declined-by-gateway", findings, s, answer_id="sealed")
                 )
                 return Outcome(message=new)
-        job.events.append(answer_record(x, "forwarded", [], answer_id="sealed"))
+        job.events.append(answer_record(x, "forwarded", [], s, answer_id="sealed"))
         return Outcome(message=new)
 
-    def _unsealed_answer(self, job: _Job, msg: Message) -> Outcome:
+    def _unsealed_answer(self, job: _Job, msg: Message, s: Sighting | None) -> Outcome:
         """A response whose id the gateway did not seal. Every elicitation the gateway forwards
         carries a ``gq1.`` id, so an ElicitResult-shaped answer (one with ``action``) answers
         nothing the user was shown through the gateway: it is checked as content without a
@@ -478,18 +493,19 @@ class Enforcer:
             new = dict(msg.obj)
             new["result"] = {"action": "decline"}
             job.events.append(
-                answer_record(job.x, "declined-by-gateway", findings, answer_id="raw")
+                answer_record(job.x, "declined-by-gateway", findings, s, answer_id="raw")
             )
             return Outcome(message=new)
-        job.events.append(answer_record(job.x, "forwarded", [], answer_id="raw"))
+        job.events.append(answer_record(job.x, "forwarded", [], s, answer_id="raw"))
         return FORWARD
 
-    def _unsealed_inputs(self, job: _Job, msg: Message) -> Outcome:
+    def _unsealed_inputs(self, job: _Job, msg: Message, sightings: list[Sighting]) -> Outcome:
         """A 2026 request carrying ``inputResponses`` without a ``gr1.`` token: the gateway
         seals the state of every round it forwards, so these answer nothing it let through.
         Elicitation answers are checked as content without a schema."""
         params = dict(msg.params) if isinstance(msg.params, Mapping) else {}
         responses = dict(params.get("inputResponses") or {})
+        found = {s.key: s for s in sightings}
         changed = False
         for key, answer in list(responses.items()):
             if not isinstance(answer, Mapping) or "action" not in answer:
@@ -499,10 +515,10 @@ class Enforcer:
                 responses[key] = {"action": "decline"}
                 changed = True
                 job.events.append(
-                    answer_record(job.x, "declined-by-gateway", findings, key=str(key))
+                    answer_record(job.x, "declined-by-gateway", findings, found.get(str(key)))
                 )
             else:
-                job.events.append(answer_record(job.x, "forwarded", [], key=str(key)))
+                job.events.append(answer_record(job.x, "forwarded", [], found.get(str(key))))
         if not changed:
             return FORWARD
         params["inputResponses"] = responses
@@ -567,9 +583,9 @@ class Enforcer:
                 findings = self._check_answer(job, answer, schema, form=schema is not None)
                 if findings:
                     responses[s.key] = {"action": "decline"}
-                    job.events.append(answer_record(x, "declined-by-gateway", findings, key=s.key))
+                    job.events.append(answer_record(x, "declined-by-gateway", findings, s))
                     continue
-            job.events.append(answer_record(x, "forwarded", [], key=s.key))
+            job.events.append(answer_record(x, "forwarded", [], s))
         for key in claims.blocked:
             responses[key] = {"action": "decline"}
         params["inputResponses"] = responses

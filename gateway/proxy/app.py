@@ -12,10 +12,10 @@ from typing import Any
 from aiohttp import web
 from yarl import URL
 
-from gateway.audit.logs import get_logger
+from gateway.audit.events import Event
+from gateway.audit.logs import AUDIT_LOGGER, get_logger
 from gateway.audit.records import AuditSink
 from gateway.enforce.enforcer import Enforcer
-from gateway.enforce.exchange import SEEN, Event
 from gateway.enforce.seal import KeyRing
 from gateway.policy.loader import Policy
 from gateway.proxy.config import Settings, parse_listen
@@ -77,27 +77,23 @@ def targets_of(settings: Settings) -> dict[str, Target]:
 
 
 class Events:
-    """Where the enforcer's events go: ``elicitation.seen`` to the logger ``gateway.observe``;
-    every other event to the audit trail, the ``gateway.audit`` logger (one JSON line each),
-    to metrics and to ``extra`` when given (tests)."""
+    """Where the enforcer's audit events go: each is rendered once (its JSON object) and written
+    as one line of the audit trail, the ``gateway.audit`` logger; the metrics are derived from
+    the same record, and ``extra`` (tests) gets a copy."""
 
     def __init__(self, metrics: Metrics, extra: AuditSink | None = None) -> None:
         self._metrics = metrics
         self._extra = extra
-        self._audit = get_logger("gateway.audit")
-        self._observe = get_logger("gateway.observe")
+        self._audit = get_logger(AUDIT_LOGGER)
 
     def __call__(self, events: list[Event]) -> None:
         for event in events:
-            fields = dict(event)
-            name = fields.pop("event")
-            if name == SEEN:
-                self._observe.info(name, **fields)
-                continue
-            self._metrics.record_audit(event)
+            record = event.record()
+            self._metrics.record_audit(record)
             if self._extra is not None:
-                self._extra(dict(event))
-            self._audit.info(name, **fields)
+                self._extra(dict(record))
+            fields = dict(record)
+            self._audit.info(fields.pop("event"), **fields)
 
 
 EVENTS = web.AppKey("events", Events)

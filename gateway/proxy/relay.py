@@ -23,9 +23,10 @@ from aiohttp import web
 from yarl import URL
 
 from gateway import errors
+from gateway.audit.events import Event
 from gateway.carriers.capabilities import client_name, modes_from_initialize, modes_from_meta
 from gateway.enforce.enforcer import Enforcer
-from gateway.enforce.exchange import Direction, Event, Exchange
+from gateway.enforce.exchange import Direction, Exchange
 from gateway.enforce.outcome import Outcome
 from gateway.enforce.seal import KeyRing
 from gateway.enforce.tokens import SessionClaims, credential_digest, open_session, seal_session

@@ -20,6 +20,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from structlog.testing import capture_logs
 
+from gateway.audit.events import EVENT_MODELS, SCHEMA_VERSION
 from gateway.audit.records import decision_record
 from gateway.carriers.extract import Carrier, Sighting
 from gateway.enforce.exchange import Exchange
@@ -182,20 +183,19 @@ async def drive(h: Harness) -> None:
 
 
 def check_events(events: Sequence[Mapping[str, Any]]) -> None:
-    """What the run must have logged: every carrier, every answer outcome, both answer ids."""
-    carriers = {
-        e.get("carrier")
-        for e in events
-        if e["event"] in ("elicitation.seen", "elicitation.decision")
-    }
-    assert carriers >= {
+    """What the run must have logged: one decision line per elicitation on every carrier, one
+    answer line per answer (both carriers, every outcome, both answer ids), the completion."""
+    assert not [e for e in events if e["event"] == "elicitation.seen"]  # one line, not two
+    decisions = [e for e in events if e["event"] == "elicitation.decision"]
+    assert {e["carrier"] for e in decisions} == {
         "server-request",
         "url-required-error",
         "input-required",
-        "answer",
-        "input-response",
-        "complete-notification",
     }
+    assert len({e["decision_id"] for e in decisions}) == len(decisions)
+    answers = {e["carrier"] for e in events if e["event"] == "elicitation.answer"}
+    assert answers == {"answer", "input-response"}
+    assert [e for e in events if e["event"] == "elicitation.complete"]
     outcomes = {e.get("outcome") for e in events if e["event"] == "elicitation.answer"}
     assert {"forwarded", "declined-by-gateway", "replayed"} <= outcomes
     assert {e.get("answer_id") for e in events if e["event"] == "elicitation.answer"} >= {
@@ -294,15 +294,19 @@ async def test_no_canary_reaches_the_rendered_output_of_a_real_gateway(tmp_path:
     # The audit trail is its own file: only gateway.audit lines there, none on stdout.
     assert {e["logger"] for e in trail} == {"gateway.audit"}
     assert not [e for e in operational if e.get("logger") == "gateway.audit"]
-    assert {e["event"] for e in operational} >= {"gateway.started", "elicitation.seen"}
-    # Every audit line holds the documented keys and nothing else.
-    for event in ("elicitation.decision", "elicitation.answer"):
+    assert {e["event"] for e in operational} >= {"gateway.started"}
+    # Every audit line is one of the event models, holds the documented keys and nothing else.
+    models = {m.model_fields["event"].default: m for m in EVENT_MODELS}
+    for event in ("elicitation.decision", "elicitation.answer", "elicitation.complete"):
         lines = [e for e in trail if e["event"] == event]
         assert lines, event
         for line in lines:
             assert set(line) - COMMON_KEYS == _documented_keys(event) - {"event"}, line
             assert line["level"] == "info"
-            assert line["schema_version"] == 1
+            assert line["schema_version"] == SCHEMA_VERSION
+    for line in trail:
+        fields = {k: v for k, v in line.items() if k not in COMMON_KEYS - {"event"}}
+        models[line["event"]].model_validate(fields)
 
 
 # -- evidence stays out of the audit trail ---------------------------------------------------------
@@ -333,7 +337,7 @@ def test_evidence_never_reaches_the_audit_line_or_the_metrics() -> None:
 
     ctx = Exchange(upstream="default", era=Era.HANDSHAKE, modes=frozenset({"form"}), credential="c")
     sighting = Sighting(Carrier.SERVER_REQUEST, "$.params", params=params, mode="form")
-    record = decision_record(ctx, sighting, decision, policy, 0.5)
+    record = decision_record(ctx, sighting, decision, policy, 0.5).record()
     rendered = structlog.processors.JSONRenderer()(None, "info", dict(record))
     assert isinstance(rendered, str)
     metrics = Metrics()

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from gateway.audit.records import SCHEMA_VERSION, answer_record, decision_record
+from gateway.audit import records
+from gateway.audit.events import SCHEMA_VERSION, ElicitationAnswer, ElicitationDecision
 from gateway.carriers.extract import Carrier, Sighting
 from gateway.detect.findings import Action, Decision, Finding, Reason
 from gateway.enforce.exchange import Exchange, hash_id
@@ -52,28 +53,28 @@ def policy() -> Policy:
     return load_policy(ROOT / "policies" / "default.yaml")
 
 
-def _documented_keys(event: str) -> set[str]:
-    """The keys in the table of ``event``'s section of docs/audit.md."""
-    text = (ROOT / "docs" / "audit.md").read_text()
-    section = text.split(f"## `{event}`", 1)[1].split("\n## ", 1)[0]
-    keys: set[str] = set()
-    for row in re.findall(r"^\| (.+?) \|", section, re.MULTILINE):
-        keys.update(re.findall(r"`([a-z_]+)`", row))
-    return keys
+def decision_record(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The rendered JSON object of a decision record (what the audit line holds)."""
+    return records.decision_record(*args, **kwargs).record()
 
 
-def test_decision_record_holds_exactly_the_documented_keys(policy: Policy) -> None:
+def answer_record(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    return records.answer_record(*args, **kwargs).record()
+
+
+def test_decision_record_holds_exactly_the_model_fields(policy: Policy) -> None:
     record = decision_record(
         CTX, Sighting(Carrier.SERVER_REQUEST, "$", FORM, "form"), BLOCK, policy, 1
     )
-    assert set(record) - {"event"} == _documented_keys("elicitation.decision")
+    assert next(iter(record)) == "event"
+    assert set(record) == set(ElicitationDecision.model_fields)
     assert record["event"] == "elicitation.decision"
     assert record["schema_version"] == SCHEMA_VERSION
 
 
-def test_answer_record_holds_exactly_the_documented_keys() -> None:
+def test_answer_record_holds_exactly_the_model_fields() -> None:
     record = answer_record(CTX, "forwarded", [])
-    assert set(record) - {"event"} == _documented_keys("elicitation.answer")
+    assert set(record) == set(ElicitationAnswer.model_fields)
 
 
 def test_decision_record_of_a_form_names_fields_never_values(policy: Policy) -> None:
@@ -179,10 +180,12 @@ def test_answer_record() -> None:
         Finding(Reason.SECRET_VALUE, "$.content.other"),
         Finding(Reason.SCHEMA_VIOLATION, "$.content", detail="no-schema"),
     ]
+    s = Sighting(Carrier.INPUT_RESPONSE, "$.params.inputResponses.q", key="q" * 200, action="x")
     record = answer_record(
-        CTX, "declined-by-gateway", findings, reason="expired", key="q" * 200, answer_id="sealed"
+        CTX, "declined-by-gateway", findings, s, reason="expired", answer_id="sealed"
     )
     assert record["event"] == "elicitation.answer"
+    assert (record["carrier"], record["answer_action"]) == ("input-response", "other")
     assert record["outcome"] == "declined-by-gateway"
     assert record["reasons"] == ["secret-value", "schema-violation"]
     assert record["findings"][2] == {

@@ -2,8 +2,9 @@
 each run directly and through the gateway with identical expected outcomes.
 
 One upstream and one gateway per module; every client is its own subprocess
-(tests/peers/client.py). Through the gateway, each flow also checks that the gateway logged the
-``elicitation.seen`` carriers the flow must produce.
+(tests/peers/client.py). Through the gateway, each flow also checks that the gateway wrote the
+audit lines the flow must produce: one ``elicitation.decision`` per elicitation, one
+``elicitation.answer`` per answer, ``elicitation.complete`` per completion notification.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ HTTP_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=20)
 GATEWAY_ARGS: tuple[str, ...] = ()
 
 Event = dict[str, Any]
+AUDIT_EVENTS = ("elicitation.decision", "elicitation.answer", "elicitation.complete")
 
 
 # --- peers ----------------------------------------------------------------------------------------
@@ -79,16 +81,14 @@ class Target:
         return len(read_log_events(self.log_path)) if self.log_path is not None else 0
 
     async def expect_seen(self, mark: int, expected: Sequence[Mapping[str, Any]]) -> None:
-        """Through the gateway: every ``expected`` dict is a subset of some ``elicitation.seen``
-        event logged after ``mark`` (no expectation means: nothing was seen)."""
+        """Through the gateway: every ``expected`` dict is a subset of some audit line
+        (``AUDIT_EVENTS``) logged after ``mark`` (no expectation means: no such line)."""
         if self.log_path is None:
             return
         deadline = time.monotonic() + LOG_WAIT
         while True:
             seen = [
-                e
-                for e in read_log_events(self.log_path)[mark:]
-                if e.get("event") == "elicitation.seen"
+                e for e in read_log_events(self.log_path)[mark:] if e.get("event") in AUDIT_EVENTS
             ]
             missing = [x for x in expected if not any(_subset(x, e) for e in seen)]
             if not expected:
@@ -97,7 +97,7 @@ class Target:
             if not missing:
                 return
             if time.monotonic() > deadline:
-                pytest.fail(f"gateway log lacks {missing}; elicitation.seen events: {seen}")
+                pytest.fail(f"gateway log lacks {missing}; audit lines: {seen}")
             await asyncio.sleep(0.05)
 
     async def count_seen(self, mark: int, pattern: Mapping[str, Any]) -> int:
@@ -106,7 +106,7 @@ class Target:
         return sum(
             1
             for e in read_log_events(self.log_path)[mark:]
-            if e.get("event") == "elicitation.seen" and _subset(pattern, e)
+            if e.get("event") in AUDIT_EVENTS and _subset(pattern, e)
         )
 
 
@@ -172,16 +172,29 @@ PROFILE = {"age": 36, "name": "name-value"}
 
 
 def asked(mode: str, *, mode_: str, transport: str = "json", stream: str = "post") -> Event:
-    """The gateway's ``elicitation.seen`` for the server's question in ``mode``'s era."""
+    """The gateway's ``elicitation.decision`` for the server's question in ``mode``'s era."""
+    decision = "elicitation.decision"
     if mode == LEGACY:
-        return {"carrier": "server-request", "era": "handshake", "mode": mode_, "stream": stream}
-    return {"carrier": "input-required", "era": "modern", "mode": mode_, "transport": transport}
+        return {
+            "event": decision,
+            "carrier": "server-request",
+            "era": "handshake",
+            "mode": mode_,
+            "stream": stream,
+        }
+    return {
+        "event": decision,
+        "carrier": "input-required",
+        "era": "modern",
+        "mode": mode_,
+        "transport": transport,
+    }
 
 
 def answered(mode: str) -> Event:
     if mode == LEGACY:
-        return {"carrier": "answer", "era": "handshake"}
-    return {"carrier": "input-response", "era": "modern"}
+        return {"event": "elicitation.answer", "carrier": "answer", "era": "handshake"}
+    return {"event": "elicitation.answer", "carrier": "input-response", "era": "modern"}
 
 
 # --- flows in both eras (the two modes run concurrently: client start-up dominates the time) ---
@@ -264,7 +277,7 @@ async def test_url_elicitation(target: Target) -> None:
     async def check(mode: str) -> None:
         expected_seen = [asked(mode, mode_="url"), answered(mode)]
         if mode == LEGACY:
-            expected_seen.append({"carrier": "complete-notification", "era": "handshake"})
+            expected_seen.append({"event": "elicitation.complete", "era": "handshake"})
         events = await flow(target, mode, expected_seen, tool="ask_url")
         assert events == [
             protocol(mode),
@@ -278,7 +291,12 @@ async def test_url_elicitation(target: Target) -> None:
 async def test_url_elicitation_required_error(target: Target) -> None:
     # -32042 is handshake-era, but SDK 2.3.0 also emits it in 2026 requests (protocol.md §3.4).
     async def check(mode: str) -> None:
-        seen = {"carrier": "url-required-error", "era": ERA[mode], "mode": "url"}
+        seen = {
+            "event": "elicitation.decision",
+            "carrier": "url-required-error",
+            "era": ERA[mode],
+            "mode": "url",
+        }
         events = await flow(target, mode, [seen], tool="url_required")
         assert events == [
             protocol(mode),

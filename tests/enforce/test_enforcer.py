@@ -80,18 +80,15 @@ class Recorder:
 
 class Run:
     """The enforcer as the relay drives it: ``process`` with the exchange and policy given, the
-    audit events recorded (``elicitation.seen`` events kept apart)."""
+    audit events recorded as the JSON objects the audit line renders."""
 
     def __init__(self, enforcer: Enforcer, policy: Policy, audit: Recorder) -> None:
         self.enforcer, self.policy, self.audit = enforcer, policy, audit
-        self.seen: list[dict[str, Any]] = []
 
     def _process(self, msg: Message, x: Exchange, policy: Policy | None) -> Outcome:
         outcome, events = self.enforcer.process(msg, x, policy or self.policy)
         for event in events:
-            (self.seen if event["event"] == "elicitation.seen" else self.audit.records).append(
-                event
-            )
+            self.audit(event.record())
         return outcome
 
     def server_message(self, x: Exchange, msg: Message, policy: Policy | None = None) -> Outcome:
@@ -473,7 +470,7 @@ def test_findings_in_outbound_audit_name_paths() -> None:
 
     record = answer_record(
         modern(), "declined-by-gateway", [Finding(Reason.SECRET_VALUE, "$.content.x")]
-    )
+    ).record()
     assert record["findings"] == [{"reason": "secret-value", "path": "$.content.x"}]
 
 
@@ -702,7 +699,7 @@ def test_process_does_not_mutate_its_inputs_and_scans_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``process`` is pure in its inputs: the frozen exchange and the message are unchanged,
-    and the message is scanned for elicitations once (the seen and decision events share it)."""
+    and the message is scanned for elicitations once; one audit line per elicitation."""
     from gateway.carriers.extract import from_server as real
 
     calls: list[Message] = []
@@ -719,8 +716,9 @@ def test_process_does_not_mutate_its_inputs_and_scans_once(
     out = run.server_message(x, msg)
     assert out.drop and calls == [msg]
     assert json.dumps(msg.obj) == before and x == handshake()
-    assert [e["carrier"] for e in run.seen] == ["server-request"]
-    assert [r["event"] for r in audit.records] == ["elicitation.decision"]
+    assert [(r["event"], r["carrier"]) for r in audit.records] == [
+        ("elicitation.decision", "server-request")
+    ]
 
 
 def test_a_detector_exception_is_reported_not_silent(monkeypatch: pytest.MonkeyPatch) -> None:

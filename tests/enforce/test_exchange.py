@@ -1,14 +1,12 @@
-"""The frozen per-message Exchange and the elicitation.seen event (gateway/enforce/exchange.py)."""
+"""The frozen per-message Exchange (gateway/enforce/exchange.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import pytest
 
-from gateway.carriers.extract import Carrier, Sighting
-from gateway.enforce.exchange import SEEN, Direction, Exchange, hash_id, seen_events
+from gateway.enforce.exchange import Exchange, hash_id
 from gateway.enforce.seal import digest
 from gateway.wire.era import Era
 
@@ -39,17 +37,6 @@ def test_session_digest_is_the_digest_of_the_upstream_session() -> None:
     assert dataclasses.replace(X, session=None).session_digest == digest("")
 
 
-def test_seen_events_name_facts_never_values() -> None:
-    s = Sighting(Carrier.SERVER_REQUEST, "$.params", params=FORM, mode="form", request_id=3)
-    [event] = seen_events(X, [s])
-    assert event["event"] == SEEN
-    assert (event["transport"], event["stream"]) == ("sse", "post")
-    assert event["fields"] == ["name"] and event["declared_modes"] == ["form"]
-    assert event["session"] == hash_id(SESSION) and SESSION not in json.dumps(event)
-
-
-def test_answers_are_seen_on_the_clients_post_body() -> None:
-    s = Sighting(Carrier.ANSWER, "$.result", request_id="gq1.x", action="accept")
-    [event] = seen_events(dataclasses.replace(X, direction=Direction.CLIENT), [s])
-    assert event["transport"] == "json" and "stream" not in event
-    assert (event["request_id"], event["action"]) == ("sealed", "accept")
+def test_hash_id_is_a_short_digest_and_keeps_none() -> None:
+    assert hash_id(None) is None
+    assert len(hash_id(SESSION) or "") == 16 and SESSION not in (hash_id(SESSION) or "")

@@ -94,7 +94,7 @@ def test_each_answer_outcome_has_its_own_label(outcome: str) -> None:
 def test_other_events_count_nothing() -> None:
     m = Metrics()
     before = samples(m)
-    m.record_audit({"event": "elicitation.seen", "carrier": "server-request", "mode": "form"})
+    m.record_audit({"event": "elicitation.complete", "carrier": "server-request", "mode": "form"})
     m.record_audit({})
     assert samples(m) == before
 

@@ -427,7 +427,7 @@ async def test_health_and_readiness() -> None:
             assert (await resp.json())["upstreams"]["default"]["reachable"] is True
 
 
-# -- observation: every carrier produces one elicitation.seen event ---------------------------
+# -- observation: every elicitation produces one elicitation.decision line -------------------------
 
 FORM = {
     "message": "m",
@@ -449,7 +449,7 @@ async def test_handshake_server_request_on_sse_is_observed() -> None:
             hdrs = await h.initialize()
             async with h.session.post(h.mcp, data=CALL, headers=hdrs) as resp:
                 await resp.read()
-    seen = [e for e in logs if e["event"] == "elicitation.seen"]
+    seen = [e for e in logs if e["event"] == "elicitation.decision"]
     assert len(seen) == 1
     assert seen[0]["carrier"] == "server-request"
     assert seen[0]["stream"] == "post"
@@ -498,7 +498,7 @@ async def test_modern_input_required_json_is_observed() -> None:
     with capture_logs() as logs:
         async with running(up) as h, h.session.post(h.mcp, data=body, headers=headers) as resp:
             assert resp.status == 200
-    seen = [e for e in logs if e["event"] == "elicitation.seen"]
+    seen = [e for e in logs if e["event"] == "elicitation.decision"]
     assert [(e["carrier"], e["key"], e["mode"]) for e in seen] == [
         ("input-required", "a", "form"),
         ("input-required", "b", "url"),
