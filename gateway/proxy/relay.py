@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import aiohttp
 from aiohttp import web
+from structlog.typing import FilteringBoundLogger
 from yarl import URL
 
 from gateway import errors
@@ -119,7 +120,7 @@ class Relay:
         settings: Settings,
         client: UpstreamClient,
         guard: HostGuard,
-        logger: Any,
+        logger: FilteringBoundLogger,
         enforcer: Enforcer,
         policy: Callable[[], Policy],
         events: EventSink,

@@ -5,16 +5,37 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import os
 import re
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import structlog
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
-from gateway.audit.logs import AUDIT_LOGGER, AuditFile, configure_logging, get_logger
+from gateway.audit.logs import (
+    AUDIT_LOGGER,
+    MAX_STRING,
+    REDACTED,
+    AuditFile,
+    configure_logging,
+    get_logger,
+    redact,
+)
+from gateway.audit.records import answer_record, complete_record, decision_record
+from gateway.carriers.extract import Carrier, Sighting
+from gateway.enforce.exchange import Exchange
+from gateway.policy.engine import evaluate
+from gateway.policy.loader import load_policy
+from gateway.wire.era import Era
+
+ROOT = Path(__file__).resolve().parents[2]
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z$")
 
@@ -152,3 +173,148 @@ def test_a_failed_reopen_keeps_writing_to_the_old_file(tmp_path: Path) -> None:
         assert (moved / "audit.log").read_text() == '{"event": "kept"}\n'
     finally:
         audit.close()
+
+
+# -- stdlib records through the same JSON renderer ------------------------------------------------
+
+LOCAL_CANARY = "Canary-Local-5d1"
+QUERY_CANARY = "Canary-Query-8e2"
+
+
+async def test_a_real_aiohttp_log_line_comes_out_as_one_json_object() -> None:
+    """aiohttp's own ``aiohttp.server`` logger (a handler that raised, with its traceback) and
+    its access logger: rendered by structlog, query strings cut, no local variables."""
+    out = io.StringIO()
+    configure_logging(stream=out)
+
+    async def boom(_: web.Request) -> web.Response:
+        password = LOCAL_CANARY  # a local variable a traceback with locals would show
+        raise RuntimeError(password[:0] + "handler failed")
+
+    app = web.Application()
+    app.router.add_get("/x", boom)
+    async with (
+        TestServer(app, port=0) as server,
+        aiohttp.ClientSession() as session,
+        session.get(server.make_url(f"/x?token={QUERY_CANARY}")) as resp,
+    ):
+        assert resp.status == 500
+    text = out.getvalue()
+    lines = _lines(out)  # every line is one JSON object
+    [error] = [e for e in lines if e["logger"] == "aiohttp.server"]
+    assert error["level"] == "error"
+    assert error["event"].startswith("Error handling request")
+    assert error["pid"] == os.getpid() and ISO_UTC.match(error["timestamp"])
+    assert error["exception"][0]["exc_type"] == "RuntimeError"
+    assert "locals" not in error["exception"][0]["frames"][-1]
+    [access] = [e for e in lines if e["logger"] == "aiohttp.access"]
+    assert "GET /x?[redacted] HTTP/1.1" in access["event"]
+    assert LOCAL_CANARY not in text and QUERY_CANARY not in text
+    assert "Traceback (most recent call last)" not in text
+
+
+def test_stdlib_loggers_and_warnings_are_rendered_as_json() -> None:
+    out = io.StringIO()
+    configure_logging(level="warning", stream=out)
+    logging.getLogger("asyncio").info("filtered: below the level")
+    logging.getLogger("asyncio").warning("slow callback %s", "cb", extra={"cookie": "c=1"})
+    logging.captureWarnings(True)
+    warnings.showwarning(
+        "deprecated, see https://x.test/p?sig=" + QUERY_CANARY, UserWarning, "f", 1
+    )
+    first, second = _lines(out)
+    assert (first["logger"], first["level"], first["event"]) == (
+        "asyncio",
+        "warning",
+        "slow callback cb",
+    )
+    assert first["cookie"] == REDACTED
+    assert second["logger"] == "py.warnings" and second["level"] == "warning"
+    assert "https://x.test/p?[redacted]" in second["event"]
+    assert QUERY_CANARY not in out.getvalue()
+
+
+# -- redaction: the last processor before rendering ------------------------------------------------
+
+CANARY = "Canary-Redact-3c9"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "value",
+        "content",
+        "password",
+        "Password",
+        "client_secret",
+        "token",
+        "access_token",
+        "Authorization",
+        "proxy-authorization",
+        "Cookie",
+        "set-cookie",
+        "Mcp-Session-Id",
+        "requestState",
+        "query_string",
+    ],
+)
+def test_a_canary_in_a_forbidden_key_never_reaches_the_rendered_output(key: str) -> None:
+    out = io.StringIO()
+    configure_logging(stream=out)
+    log = get_logger("gateway.relay")
+    log.info("top", **{key: CANARY})
+    log.info(
+        "nested", headers={key: CANARY}, items=[{key: CANARY}], deep={"a": {"b": {key: CANARY}}}
+    )
+    logging.getLogger("aiohttp.client").warning("stdlib", extra={key: CANARY})
+    assert CANARY not in out.getvalue()
+    top, nested, stdlib = _lines(out)
+    assert top[key] == REDACTED and stdlib[key] == REDACTED
+    assert nested["headers"] == {key: REDACTED} and nested["items"] == [{key: REDACTED}]
+
+
+@pytest.mark.parametrize(
+    ("text", "rendered"),
+    [
+        (f"https://h.test/p?email={CANARY}", "https://h.test/p?[redacted]"),
+        (f"see https://h.test/#{CANARY} now", "see https://h.test/?[redacted] now"),
+        (f'"GET /mcp?t={CANARY} HTTP/1.1"', '"GET /mcp?[redacted] HTTP/1.1"'),
+        ("is this a question? yes", "is this a question? yes"),
+        ("$.requestedSchema.properties.password", "$.requestedSchema.properties.password"),
+    ],
+)
+def test_query_strings_are_cut_from_every_string(text: str, rendered: str) -> None:
+    assert redact(None, "info", {"event": "e", "url": text, "list": [text]}) == {
+        "event": "e",
+        "url": rendered,
+        "list": [rendered],
+    }
+
+
+def test_long_strings_are_capped() -> None:
+    event = redact(None, "info", {"event": "e", "text": "x" * 10_000})
+    assert len(event["text"]) == MAX_STRING + 1
+
+
+def test_redaction_leaves_every_audit_record_as_it_is() -> None:
+    """The audit records carry no forbidden key and no query string by construction: the last
+    line of defence changes nothing in them (else it would hide a bug, or mangle the trail)."""
+    policy = load_policy(ROOT / "policies" / "default.yaml")
+    x = Exchange(upstream="docs", era=Era.HANDSHAKE, modes=frozenset({"url"}), session="s")
+    params = {
+        "mode": "url",
+        "message": "m",
+        "url": "https://a.example.com/x?y=1",
+        "elicitationId": "e",
+    }
+    s = Sighting(
+        Carrier.SERVER_REQUEST, "$.params", params, "url", request_id=1, elicitation_id="e"
+    )
+    decision = evaluate(params, modes=frozenset({"url"}), server="docs", policy=policy)
+    for event in (
+        decision_record(x, s, decision, policy, 0.3),
+        answer_record(x, "forwarded", []),
+        complete_record(x, s, dropped=True),
+    ):
+        record = event.record()
+        assert redact(None, "info", dict(record)) == record
