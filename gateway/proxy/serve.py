@@ -41,6 +41,7 @@ from typing import Any
 
 from gateway.audit.logs import AuditFile, configure_logging, get_logger
 from gateway.demo.process import child_process, free_port
+from gateway.enforce.replay import shared_table
 from gateway.enforce.seal import KeyRing
 from gateway.errors import ConfigError, PolicyError
 from gateway.proxy.allocator import give_back_freed_memory
@@ -523,6 +524,9 @@ def run_serve(args: argparse.Namespace) -> int:
             keys = KeyRing.from_sources(flags["key_file"])
             _warning_for_keys(keys)
             warm_up(policy)  # load detector data once, before forking: shared by the workers
+            # The answered-token table must exist before the workers fork, or each worker makes
+            # its own and a replay sent to another worker goes through (enforce/replay.py).
+            shared_table()
             # What start-up built lives as long as the process: out of the collector's sight,
             # so that a full collection after an attack (ConnectionGuard.give_back_memory) is
             # short, and forked workers do not copy the pages a collection would touch.

@@ -76,6 +76,13 @@ async def run_flow(
     assert expected in events[-1]["text"], (flow, events)
 
 
+def _answered_table(pid: int) -> str:
+    """The inode of the answered-token table a process maps (its memfd)."""
+    maps = Path(f"/proc/{pid}/maps").read_text().splitlines()
+    [inode] = {line.split()[4] for line in maps if "gateway-answered" in line}
+    return inode
+
+
 async def test_workers_share_the_port_and_interoperate(
     upstream: Peer, clients: ClientWorker, tmp_path: Path
 ) -> None:
@@ -87,6 +94,10 @@ async def test_workers_share_the_port_and_interoperate(
             http.get(gw.base_url + "/metrics") as resp,
         ):
             metrics = await resp.text()
+        started = {e["pid"] for e in read_log_events(log) if e.get("event") == "gateway.started"}
+        # One answered-token table for every worker (enforce/replay.py): the same memory mapped,
+        # created before the fork, so a replay sent to the other worker is still recognised.
+        assert len({_answered_table(pid) for pid in started}) == 1
     lines = read_log_events(log)
     workers = {e["pid"] for e in lines if e.get("event") == "gateway.started"}
     assert len(workers) == 2
