@@ -24,6 +24,7 @@ on odd shapes: anything that is not the expected type is skipped.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterator, Mapping
@@ -1100,9 +1101,17 @@ def _counts_phrase_words(message: str, lex: Lexicon) -> bool:
     head = message[:2048]
     if _DIGIT_LIKE.search(head) is None:
         return False  # no digit, in any form NFKC folds to one: no count to find
-    if head.isascii() and _PHRASE_NUMBER.search(head) is None:
-        return False  # ASCII digits only, none of them a phrase length: nothing to tokenise
-    toks = words(head)
+    if head.isascii():
+        # ASCII digits: only the words around each phrase-length number are read
+        return any(
+            _counted_near(head[max(m.start() - 48, 0) : m.end() + 48], lex)
+            for m in itertools.islice(_PHRASE_NUMBER.finditer(head), 16)
+        )
+    return _counted_near(head, lex)
+
+
+def _counted_near(text: str, lex: Lexicon) -> bool:
+    toks = words(text)
     for i, tok in enumerate(toks):
         if tok in _PHRASE_LENGTHS:
             near = " ".join(toks[max(i - 1, 0) : i] + toks[i + 1 : i + 3])
