@@ -142,6 +142,8 @@ def _prepared(term: str) -> tuple[tuple[str, ...], str, str, bool, bool]:
     and whether it is also a stem (an affixing script). Cached like ``_norm``."""
     toks = _norm(term)
     joined = "".join(toks)
+    if term.isascii():  # Latin letters: neither a script without spaces nor an affixing one
+        return toks, joined, " ".join(toks), False, False
     no_space = bool(toks) and _no_space_script(term)
     affix = len(joined) >= _AFFIX_STEM_MIN and _affixing_script(term)
     return toks, joined, " ".join(toks), no_space, affix
@@ -425,7 +427,7 @@ class _Index:
             for s in stems
         }
         self.any_term = AnyOf(squashed)
-        self.prefixes = frozenset(t[:i] for t in self.singles for i in range(1, len(t)))
+        self.prefixes = frozenset({t[:i] for t in self.singles for i in range(1, len(t))})
 
     def might_hit(self, text: str) -> bool:
         """Cheap, conservative pre-check for long texts (no false negatives): every way a term can
