@@ -4,6 +4,7 @@ real aiohttp servers on port 0, and an aiohttp client talking to the gateway."""
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -120,3 +121,22 @@ def input_required(request_id: Any, params: dict[str, Any], state: str = "s1") -
             "inputRequests": {"p": {"method": "elicitation/create", "params": params}},
         },
     }
+
+
+def one_event_upstream(event: bytes, answers: list[dict[str, Any]] | None = None) -> Handler:
+    """An upstream that accepts every client answer (202, kept in ``answers`` when given) and
+    answers every other request with an SSE stream holding ``event``."""
+
+    async def up(request: web.Request) -> web.StreamResponse:
+        if request.method == "POST":
+            body = json.loads(await request.read())
+            if "method" not in body:
+                if answers is not None:
+                    answers.append(body)
+                return web.Response(status=202)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        await resp.write(event)
+        return resp
+
+    return up

@@ -18,6 +18,7 @@ from gateway.enforce.tokens import credential_digest
 from gateway.policy.loader import Policy, load_policy, parse_policy
 from gateway.wire.era import Era
 from gateway.wire.jsonrpc import Message, classify
+from tests.samples import GOOD_URL, PASSWORD_FORM
 
 KEYS = KeyRing([b"e" * 32])
 DEFAULT = Path("policies/default.yaml")
@@ -32,21 +33,11 @@ PROFILE = {
         "required": ["name"],
     },
 }
-PASSWORD = {
-    "mode": "form",
-    "message": "Sign in again",
-    "requestedSchema": {"type": "object", "properties": {"password": {"type": "string"}}},
-}
+PASSWORD = PASSWORD_FORM
 SSN = {
     "mode": "form",
     "message": "Tax form",
     "requestedSchema": {"type": "object", "properties": {"ssn": {"type": "string"}}},
-}
-GOOD_URL = {
-    "mode": "url",
-    "message": "Connect",
-    "url": "https://example.com/connect",
-    "elicitationId": "e1",
 }
 BAD_URL = {
     "mode": "url",

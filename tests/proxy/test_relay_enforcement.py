@@ -28,9 +28,11 @@ from tests.relay_harness import (
     JSON_HEADERS,
     TEST_KEYS,
     UPSTREAM_SID,
+    one_event_upstream,
     running,
     settings_for,
 )
+from tests.samples import GOOD_URL, PASSWORD_FORM
 
 CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}'
 CANARY = "AKIAQYLPMN5HFIQR7XQZ"
@@ -40,17 +42,8 @@ PROFILE = {
     "message": "Profile needed",
     "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
 }
-PASSWORD = {
-    "mode": "form",
-    "message": "Sign in again",
-    "requestedSchema": {"type": "object", "properties": {"password": {"type": "string"}}},
-}
-URL = {
-    "mode": "url",
-    "message": "Connect",
-    "url": "https://example.com/connect",
-    "elicitationId": "e1",
-}
+PASSWORD = PASSWORD_FORM
+URL = GOOD_URL
 
 
 def _event(rid: int, params: dict[str, Any]) -> bytes:
@@ -316,17 +309,7 @@ async def test_an_undeclared_mode_alone_leaves_the_result_byte_exact() -> None:
 async def test_a_block_on_the_get_stream_becomes_a_warning_notification() -> None:
     event = _event(11, PASSWORD).replace(b"event: message", b"id: 9:1\r\nevent: message")
 
-    async def up(request: web.Request) -> web.StreamResponse:
-        if request.method == "POST":
-            body = json.loads(await request.read())
-            if "method" not in body:
-                return web.Response(status=202)
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
-        await resp.write(event)
-        return resp
-
-    async with running(up) as h:
+    async with running(one_event_upstream(event)) as h:
         session = await h.initialize()
         get = {**session, "Accept": "text/event-stream"}
         async with h.session.get(h.mcp, headers=get) as resp:

@@ -14,7 +14,14 @@ from aiohttp import web
 from structlog.testing import capture_logs
 
 from gateway.enforce.notice import content_item
-from tests.relay_harness import JSON_HEADERS, UPSTREAM_SID, input_required, running
+from tests.relay_harness import (
+    JSON_HEADERS,
+    UPSTREAM_SID,
+    input_required,
+    one_event_upstream,
+    running,
+)
+from tests.samples import PASSWORD_FORM
 
 CALL = b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}'
 
@@ -509,12 +516,6 @@ async def test_modern_input_required_json_is_observed() -> None:
 
 # -- enforcement on the wire: replays, metrics ------------------------------------------------
 
-PASSWORD_FORM = {
-    "mode": "form",
-    "message": "Sign in again",
-    "requestedSchema": {"type": "object", "properties": {"password": {"type": "string"}}},
-}
-
 
 async def test_blocked_request_is_answered_once_even_when_replayed_after_resumption() -> None:
     """The swallowed event's id still reaches the client (an id-only block), the server gets one
@@ -529,18 +530,7 @@ async def test_blocked_request_is_answered_once_even_when_replayed_after_resumpt
     )
     answers: list[dict[str, Any]] = []
 
-    async def up(request: web.Request) -> web.StreamResponse:
-        if request.method == "POST":
-            body = json.loads(await request.read())
-            if "method" not in body:
-                answers.append(body)
-                return web.Response(status=202)
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
-        await resp.write(event)
-        return resp
-
-    async with running(up) as h:
+    async with running(one_event_upstream(event, answers)) as h:
         session = await h.initialize()
         async with h.session.post(h.mcp, data=CALL, headers=session) as resp:
             first = await resp.read()
@@ -560,15 +550,7 @@ async def test_metrics_count_requests_decisions_and_reasons() -> None:
         + b"\r\n\r\n"
     )
 
-    async def up(request: web.Request) -> web.StreamResponse:
-        if "method" not in json.loads(await request.read()):
-            return web.Response(status=202)
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
-        await resp.write(event)
-        return resp
-
-    async with running(up) as h:
+    async with running(one_event_upstream(event)) as h:
         session = await h.initialize()
         async with h.session.post(h.mcp, data=CALL, headers=session) as resp:
             await resp.read()
