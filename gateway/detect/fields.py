@@ -218,6 +218,11 @@ class _Field:
         return any(h.card_context for h in self.hits)
 
     @property
+    def own(self) -> list[Hits]:
+        """The hits of the field's own words for people: its title and description."""
+        return [h for h in (self.title_hits, self.desc_hits) if h is not None]
+
+    @property
     def generic(self) -> bool:
         return all(h.generic for h in self.name_hits)
 
@@ -426,7 +431,7 @@ def _code_sized(spec: Mapping[str, Any]) -> bool:
 def _delivered_code(f: _Field) -> bool:
     """The field's own text says it holds what was just delivered ("the number we just texted
     you", "the digits you received by text") — a one-time code, unless it is a phone number."""
-    hits = [h for h in (f.title_hits, f.desc_hits) if h is not None]
+    hits = f.own
     if not any(h.channel for h in hits) or any(h.phone or h.allowed for h in f.hits):
         return False
     if not (any(h.code_word for h in f.hits) or _is_numeric(f.spec) or _code_sized(f.spec)):
@@ -527,16 +532,21 @@ def _counts_own_words(f: _Field, lex: Lexicon) -> bool:
     return any(isinstance(t, str) and _counts_phrase_words(t, lex) for t in texts)
 
 
+def _own_counts(f: _Field) -> set[int]:
+    """The numbers written in the field's title and description ("Last 4 digits", "the 16
+    digits on the front")."""
+    texts = (f.spec.get("title"), f.spec.get("description"))
+    return {int(n) for t in texts if isinstance(t, str) for n in _COUNT.findall(t[:512])}
+
+
 def _last_digits(f: _Field) -> bool:
     """The field takes the LAST four digits of a card ("Last 4 digits of the card", pattern or
     length of four): what receipts show, typed to say which card is meant, not card data."""
-    own = [h for h in (f.title_hits, f.desc_hits) if h is not None]
+    own = f.own
     if not any(h.last_word for h in own):
         return False
-    texts = (f.spec.get("title"), f.spec.get("description"))
-    counts = {n for t in texts if isinstance(t, str) for n in _COUNT.findall(t[:512])}
     # "the last 4 digits" (a security code is "the last 3 digits on the signature strip")
-    if counts != {"4"}:
+    if _own_counts(f) != {4}:
         return False
     return _short_digits(f.spec) == 4 or f.spec.get("maxLength") == 4
 
@@ -652,7 +662,7 @@ def _names_nothing(f: _Field) -> bool:
     password to unlock it" and a field titled "Unlock")."""
     # (a key like "cell_a" reads as a phone, but a title says what the field is: the key's
     # phone sense counts only when there is no title)
-    own = [h for h in (f.title_hits, f.desc_hits) if h is not None] if f.title_hits else f.hits
+    own = f.own if f.title_hits else f.hits
     return not (
         any(h.named or h.negated or h.allowed or h.setting or h.benign or h.denial for h in f.hits)
         or any(h.phone for h in own)
@@ -668,7 +678,7 @@ def _described_password(f: _Field) -> bool:
     """The field's own text describes a password without naming it: a secret thing typed to log
     in ("the secret string you type when you log in", "geheime Zeichenfolge … Anmeldung"), or
     what goes with the user name at log-in ("what you type with your username to sign in")."""
-    own = [h for h in (f.title_hits, f.desc_hits) if h is not None]
+    own = f.own
     if not any(h.login_word for h in own):
         return False
     beside_user = any(h.username for h in own) and not (
@@ -816,17 +826,14 @@ def _counted_digits(
     """A field described by how many digits it takes ("the three digits on the back of the
     card", "the six numbers we just sent by SMS"): card data in a card context, a one-time code
     after a delivery; nothing without either."""
-    own = [h for h in (f.title_hits, f.desc_hits) if h is not None]
+    own = f.own
     if not any(h.digit_word for h in own) or _choices(f.spec) is not None:
         return None
     if any(h.allowed or h.phone or h.postal or h.setting or h.benign for h in f.hits):
         return None
     if _is_identity(f):
         return None
-    text = " ".join(
-        t for t in (f.spec.get("title"), f.spec.get("description")) if isinstance(t, str)
-    )
-    counts = {int(n) for n in _COUNT.findall(text[:512])}
+    counts = _own_counts(f)
     if not (counts & set(range(3, 20)) or any(h.count_word for h in own)):
         return None
     if card or any(h.card_context or h.payment_words or "card_number" in h.gated for h in own):
