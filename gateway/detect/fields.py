@@ -635,20 +635,25 @@ def _postal_pin(f: _Field, postal: bool, postcodes: list[_Field], msg: Hits) -> 
 
 
 def _form_shapes(
-    fields: list[_Field], msg: Hits, asked: Category | None
+    fields: list[_Field], msg: Hits, asked: Category | None, counted_card: bool = False
 ) -> tuple[_Field | None, list[_Field], set[int]]:
     """What the form's shape says, computed once per form: the only unnamed field that takes
     the message's ask, the user-name fields, and a month/year pair of number fields."""
     users = [g for g in fields if g.value_entry and _names_a_user(g)]
-    return _sole_unnamed(fields, msg, asked), users, _month_year_numbers(fields)
+    return _sole_unnamed(fields, msg, asked, counted_card), users, _month_year_numbers(fields)
 
 
-def _sole_unnamed(fields: list[_Field], msg: Hits, asked: Category | None) -> _Field | None:
+def _sole_unnamed(
+    fields: list[_Field], msg: Hits, asked: Category | None, counted_card: bool = False
+) -> _Field | None:
     """The form's only value-entry field that says nothing about itself (next to an e-mail, a
     user name, a phone number, choices), when the message asks ("type", "введите", "?") for a
-    secret that is not card data and no field names it ("choose how the 口令 are played": the
-    ask is about that field): where what the message asks for goes."""
-    if asked is None or not msg.ask or asked.reason is Reason.PAYMENT_FIELD:
+    secret that is not card data (unless the message counts the card's digits: "type the 16
+    digits on the front of your card") and no field names it ("choose how the 口令 are played":
+    the ask is about that field): where what the message asks for goes."""
+    if asked is None or not msg.ask:
+        return None
+    if asked.reason is Reason.PAYMENT_FIELD and not counted_card:
         return None
     if any(asked.name in h.strong | h.gated | h.negated for f in fields for h in f.hits):
         return None
@@ -846,6 +851,33 @@ def _counted_digits(
         otp = lex.category("otp")
         return otp, "counted-digits", _evidence(otp, "counted-digits+delivery")
     return None
+
+
+_CARD_NUMBER_LENGTHS = frozenset(range(13, 20))
+
+
+def _message_counted_card(message: str, hits: Hits, lex: Lexicon) -> Category | None:
+    """A message that asks for a card's digits by counting them, in a card context: "type the
+    16 digits on the front of your card" (the card number), "the three digits on the back"
+    (the security code); never "the last 4 digits" (what receipts show)."""
+    if not (hits.ask and hits.digit_word and (hits.card_context or hits.payment_words)):
+        return None
+    if hits.last_word or hits.phone or hits.postal or hits.setting:
+        return None
+    counts = {int(n) for n in _COUNT.findall(message[:2048])}
+    if counts & _CARD_NUMBER_LENGTHS:
+        return lex.category("card_number")
+    if counts & {3, 4} or (hits.count_word and not counts):
+        return lex.category("card_cvc")
+    return None
+
+
+def _asks_last_digits(message: str, hits: Hits, category: Category) -> bool:
+    """The message asks for the last four digits of a card (what receipts show, typed to say
+    which card is meant) and names card data only as "card"."""
+    if category.name not in ("card_number", "card_cvc") or category.name in hits.strong:
+        return False
+    return hits.last_word and {int(n) for n in _COUNT.findall(message[:2048])} == {4}
 
 
 def _message_evidence(category: Category, named: _Named | None) -> Evidence:
@@ -1140,18 +1172,33 @@ def _cardish(fields: list[_Field]) -> list[bool]:
     return cardish
 
 
+def _form_message(
+    message: str | None, lex: Lexicon, cfg: FormConfig
+) -> tuple[Hits, Category | None, _Named | None, bool]:
+    """What a form's message names, what it asks for, the term that says so, and whether the
+    ask is a card's digits counted ("the 16 digits on the front of your card")."""
+    if not message:
+        return Hits(), None, None, False
+    msg_hits, msg_category, msg_source = _message_hits(message, lex, cfg)
+    if msg_category is None and _counts_phrase_words(message, lex):
+        msg_category = lex.category("recovery_phrase")  # "enter your 12 words", "12 речи"
+    if msg_category is not None and _asks_last_digits(message, msg_hits, msg_category):
+        msg_category = None  # "type the last 4 digits of your card": which card, not its data
+    counted_card = False
+    if msg_category is None:
+        msg_category = _message_counted_card(message, msg_hits, lex)
+        counted_card = msg_category is not None
+    msg_term = None
+    if msg_category is not None:
+        msg_term = lex.explain(msg_source, msg_category) or lex.explain(msg_hits, msg_category)
+    return msg_hits, msg_category, msg_term, counted_card
+
+
 def _field_findings(
     props: Mapping[Any, Any], message: str | None, cfg: FormConfig
 ) -> list[Finding]:
     lex = lexicon_for(cfg)
-    msg_hits, msg_category, msg_source = (
-        _message_hits(message, lex, cfg) if message else (Hits(), None, Hits())
-    )
-    if message and msg_category is None and _counts_phrase_words(message, lex):
-        msg_category = lex.category("recovery_phrase")  # "enter your 12 words", "12 речи"
-    msg_term = None
-    if msg_category is not None:
-        msg_term = lex.explain(msg_source, msg_category) or lex.explain(msg_hits, msg_category)
+    msg_hits, msg_category, msg_term, counted_card = _form_message(message, lex, cfg)
     fields = [
         _field(key, spec, lex)
         for key, spec in props.items()
@@ -1181,7 +1228,7 @@ def _field_findings(
     postcodes = [f for f in fields if f.postal and any(h.code_word for h in f.name_hits)]
     kinds = [None if f.value_entry else _kind_of_choices(_choices(f.spec) or []) for f in fields]
     kind_counts = {k: kinds.count(k) for k in set(kinds) if k is not None}
-    sole, users, month_year = _form_shapes(fields, msg_hits, msg_category)
+    sole, users, month_year = _form_shapes(fields, msg_hits, msg_category, counted_card)
     out: list[Finding] = []
     for i, f in enumerate(fields):
         if f.allowed:

@@ -1360,3 +1360,15 @@ def test_digits_counted_on_the_back_of_the_card_are_its_security_code() -> None:
         }
     }
     assert _form_reasons(props, "Last step of your order.") == ["payment-field"]
+
+
+def test_a_message_counting_the_cards_digits_fills_the_only_unnamed_field() -> None:
+    # the message counts the card's digits; the one box that says nothing takes them
+    message = "Your card was blocked. Type the 16 digits on the front of your card."
+    props = {"city": {**S, "title": "City"}, "inp_7": {**S, "title": "Entry"}}
+    assert summary(message, props) == {("payment-field", ".inp_7")}
+    # the last four digits say which card is meant: not card data
+    last = "Which card was blocked? Type the last 4 digits of your card."
+    assert summary(last, {"inp_7": {**S, "title": "Entry"}}) == set()
+    # counted digits without a card say nothing about one
+    assert summary("Type the 16 digits of your order reference.", {"inp_7": S}) == set()
