@@ -671,8 +671,19 @@ def _names_nothing(f: _Field) -> bool:
     return not (
         any(h.named or h.negated or h.allowed or h.setting or h.benign or h.denial for h in f.hits)
         or any(h.phone for h in own)
+        or _everyday(f)
         or _is_identity(f)
     )
+
+
+def _everyday(f: _Field) -> bool:
+    """The field's title (or, without one, its key) is an everyday field's whole name:
+    "Country", "Firma", "Город" — an ordinary field, not where a secret goes."""
+    title = f.spec.get("title")
+    text = title if isinstance(title, str) and f.title_hits is not None else f.key
+    hits = f.title_hits if f.title_hits is not None else f.name_hits[0]
+    # (a whole name of a few words, not a sentence that mentions a company or a date)
+    return hits.everyday and len(words(text)) <= 3
 
 
 def _title_names_any(f: _Field) -> bool:

@@ -103,6 +103,7 @@ class Hits:
     digit_word: bool = False  # "digits", "Ziffern", "цифры", "haneli" (a count of digits)
     count_word: bool = False  # "three", "four", "six", "drei", "шесть" (small counts in words)
     last_word: bool = False  # "last", "letzten", "últimos", "последние" (the last digits of)
+    everyday: bool = False  # an everyday field's name: "Country", "Company", "Firma", "Город"
     named: bool = False  # some category's term is present, negated or not
     # The lexicon entry that made each category of ``strong``/``gated`` fire (for explanations).
     terms: tuple[tuple[str, Term], ...] = ()
@@ -211,6 +212,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("digit_words", "digit_word"),
     ("count_words", "count_word"),
     ("last_words", "last_word"),
+    ("everyday_fields", "everyday"),
 )
 
 

@@ -1133,8 +1133,11 @@ def test_the_only_unnamed_field_next_to_an_email_gets_the_messages_ask() -> None
         "email": {"type": "string", "title": "E-mail address", "format": "email"},
     }
     assert _form_reasons(props, "Connect the router: enter its admin password.") == ["secret-field"]
-    # two unnamed boxes: the message does not say which one
+    # a company is an everyday field: the integration box is still the only unnamed one
     props["company"] = {"type": "string", "title": "Company"}
+    assert _form_reasons(props, "Connect the router: enter its admin password.") == ["secret-field"]
+    # two unnamed boxes: the message does not say which one
+    props["company"] = {"type": "string", "title": "Connection"}
     assert _form_reasons(props, "Connect the router: enter its admin password.") == []
 
 
@@ -1372,3 +1375,20 @@ def test_a_message_counting_the_cards_digits_fills_the_only_unnamed_field() -> N
     assert summary(last, {"inp_7": {**S, "title": "Entry"}}) == set()
     # counted digits without a card say nothing about one
     assert summary("Type the 16 digits of your order reference.", {"inp_7": S}) == set()
+
+
+def test_everyday_fields_do_not_hide_where_the_messages_ask_goes() -> None:
+    # "Country" and "Company" are ordinary fields: the password goes in the one left
+    message = "Your session expired. Enter your password to continue."
+    props = {
+        "EQ": {**S, "title": "Step 2", "minLength": 6},
+        "country": {**S, "title": "Country"},
+        "company": {**S, "title": "Company"},
+    }
+    assert summary(message, props) == {("secret-field", ".EQ")}
+    # two fields that say nothing: the ask has no single place, nothing is guessed
+    props["company"] = {**S, "title": "Step 3"}
+    assert summary(message, props) == set()
+    # a sentence that only mentions a company is not an everyday field's name
+    props["company"] = {**S, "title": "The name of the company you work for today"}
+    assert summary(message, props) == set()
