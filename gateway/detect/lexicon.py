@@ -333,8 +333,9 @@ _SPELLED_OUT = re.compile(r"(?:[^\W_](?: {1,2}|$)){4,}")
 
 
 def _mixed_case(text: str) -> bool:
-    """Case flipping three times in a row inside one word ("pAsSw", "lÖsE"): camelCase
-    ("newPassword", "APIKey") never alternates like that. Short texts only."""
+    """Case flipping three times in a row inside one word ("pAsSw", "lÖsE"), or an ASCII word
+    cut by its case into short pieces ("ApI_kEy"): camelCase ("newPassword", "APIKey") never
+    alternates like that. Short texts only."""
     if len(text) > _MIXED_CASE_MAX or text.islower() or text.isupper():
         return False
     flips, prev = 0, None
@@ -347,7 +348,17 @@ def _mixed_case(text: str) -> bool:
         if flips >= 3:
             return True
         prev = upper
-    return False
+    return any(_noise_cased(run) for run in _LETTER_RUN.findall(text))
+
+
+_LETTER_RUN = re.compile(r"[A-Za-z]{3,32}")
+_CASE_SPLIT = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def _noise_cased(run: str) -> bool:
+    """A run of letters that its case changes would cut into two or more pieces of one or two
+    letters ("Ap|I", "k|Ey", "a|Pi"): camelCase leaves at most one ("i|Phone", "O|Auth|Token")."""
+    return sum(len(piece) <= 2 for piece in _CASE_SPLIT.split(run)) >= 2
 
 
 @dataclass(slots=True)

@@ -471,7 +471,15 @@ def test_obfuscated_password_words_in_other_scripts_are_read(text: str) -> None:
     assert "password" in base_lexicon().scan(text).strong
 
 
-@pytest.mark.parametrize("text", ["newPassword", "APIKeyName", "iPhone", "eBay", "v2 4k mp3"])
+@pytest.mark.parametrize(("text", "category"), [("ApI_kEy", "api_key"), ("aPi KeY", "api_key")])
+def test_words_cut_by_noise_casing_into_short_pieces_are_read(text: str, category: str) -> None:
+    # "Ap|I" and "k|Ey": case changes that camelCase would never make
+    assert category in base_lexicon().scan(text).strong
+
+
+@pytest.mark.parametrize(
+    "text", ["newPassword", "APIKeyName", "iPhone", "eBay", "v2 4k mp3", "OAuthToken"]
+)
 def test_camel_case_and_versions_are_not_read_as_obfuscation(text: str) -> None:
     from gateway.detect.lexicon import _mixed_case
 
