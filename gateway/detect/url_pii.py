@@ -25,13 +25,27 @@ _DOB_KEYS: Final = frozenset(
      "nascita", "data_nascita", "datanascita", "urodzenia", "data_urodzenia", "dr", "dn",
      "rojdenie", "data_rozhdeniya", "dogum", "dogum_tarihi", "syntymaaika", "fodselsdato",
      "fodelsedatum", "geboortedatum", "gebdate", "tgl_lahir", "tanggal_lahir", "ngaysinh",
-     "seinen", "birthymd", "birth_ymd", "dt_nasc", "d_o_b"}
+     "seinen", "birthymd", "birth_ymd", "dt_nasc", "d_o_b",
+     # the word for "birth" / "date of birth" in more languages, as keys write it (ASCII)
+     "nascimiento", "fdn", "fodelsedag", "fodselsdag", "syntymapaiva", "narozeni",
+     "datum_narozeni", "narodenia", "datum_narodenia", "szuletesi", "szuletesi_datum",
+     "szulido", "szuletesnap", "nasterii", "data_nasterii", "nastere", "rozhdeniya",
+     "narodzhennia", "narodzhennya", "data_narodzhennia", "razhdane", "data_razhdane",
+     "gennisis", "imerominia_gennisis", "lahir", "tarikh_lahir", "ngay_sinh", "kapanganakan",
+     "petsa_ng_kapanganakan", "kaarawan", "kuzaliwa", "tarehe_ya_kuzaliwa", "seinengappi",
+     "seinen_gappi", "tanjobi", "saengil", "saengnyeonwolil", "chusheng", "chusheng_riqi",
+     "shengri", "janm_tithi", "janmtithi", "tarikh_milad", "milad", "taarich_leida", "leida",
+     "tavallod", "tarikh_tavallod", "dogumtarihi", "dogum_gunu", "rodjenja", "datum_rodjenja",
+     "rojstva", "datum_rojstva", "gimimo", "dzimsanas", "synnipaev", "fecha_nac", "nac"}
 )  # fmt: skip
 _PASSPORT_KEYS: Final = frozenset(
     {"passport", "passport_no", "passport_number", "passportno", "passportnumber", "pp", "ppn",
      "pass_no", "passno", "pasaporte", "passeport", "reisepass", "passaporto", "paszport",
      "pasport", "paspoort", "passaporte", "pasaport", "hochieu", "ryoken", "huzhao",
-     "travel_document", "traveldoc", "doc_no", "document_number"}
+     "travel_document", "traveldoc", "doc_no", "document_number",
+     # more languages (ASCII, as keys write them)
+     "zagranpasport", "zagran", "cestovni_pas", "utlevel", "diavatirio", "ho_chieu", "paspor",
+     "yeogwon", "darkon", "gozarnameh", "jawaz", "jawaz_safar", "pasipoti", "passi", "passin"}
 )  # fmt: skip
 # Keys that hold a document's number when another value names the document.
 _NUMBER_KEYS: Final = frozenset({"number", "no", "num", "nr", "id", "value", "doc_number"})
@@ -57,7 +71,27 @@ _BENIGN_ID_KEYS: Final = frozenset(
 )  # fmt: skip
 _DATE: Final = re.compile(
     r"(?:(19[0-9]{2}|20[0-2][0-9])[-./]?([01]?[0-9])[-./]?([0-3]?[0-9])"
-    r"|([0-3]?[0-9])[-./ ]([0-3]?[0-9])[-./ ](19[0-9]{2}|20[0-2][0-9]))"
+    r"|([0-3]?[0-9])[-./ ]([0-3]?[0-9])[-./ ](19[0-9]{2}|20[0-2][0-9])"
+    # 21031992: day, month and year run together (read only under a birth-date key)
+    r"|([0-3][0-9])([01][0-9])(19[0-9]{2}|20[0-2][0-9]))"
+)
+# 01-Jun-1993, 11 Oct 1994: a day, an English month abbreviation and a year
+_MONTHS: Final = (
+    "jan",
+    "feb",
+    "mar",
+    "apr",
+    "may",
+    "jun",
+    "jul",
+    "aug",
+    "sep",
+    "oct",
+    "nov",
+    "dec",
+)
+_NAMED_MONTH_DATE: Final = re.compile(
+    r"([0-3]?[0-9])[-./ ]([a-z]{3})[a-z]*\.?[-./ ](19[0-9]{2}|20[0-2][0-9])", re.IGNORECASE
 )
 _PASSPORT: Final = re.compile(r"[A-Z0-9]{6,10}")
 _STREET: Final = re.compile(
@@ -352,7 +386,13 @@ _PHONE_KEYS: Final = frozenset(
      "handy", "telefon", "telefono", "telefone", "telephone", "phonenumber", "phone_number",
      "mobile_number", "mobilenumber", "mobileno", "phoneno", "mob", "whatsapp", "wa", "sdt",
      "nomor_hp", "nohp", "hp", "contact_number", "numero_telefono", "telefonnummer", "gsm",
-     "portable", "cep", "cep_tel"}
+     "portable", "cep", "cep_tel",
+     # more languages (ASCII, as keys write them)
+     "movil", "kinito", "tilefono", "telefonu", "telepon", "nomor_telepon", "dienthoai",
+     "dien_thoai", "puhelin", "matkapuhelin", "mobiltelefon", "komorka", "numer_telefonu",
+     "handynummer", "simu", "nambari_ya_simu", "denwa", "denwa_bango", "keitai", "jeonhwa",
+     "dianhua", "shouji", "hatif", "jawwal", "raqam_hatif", "telefoon", "mobiel", "tlf",
+     "mobilnummer", "telefonszam", "mobiltelefonszam", "telefonas", "talrunis", "telefoni"}
 )  # fmt: skip
 _PHONE_VALUE: Final = re.compile(r"\+?[0-9](?:[ .\-]?[0-9]){6,14}")
 # Keys whose value is a place, a title or a search, never a person's name.
@@ -418,11 +458,17 @@ def national_id(key: str, value: str, *, weak: bool | None = None) -> bool:
 
 
 def _is_dob(value: str) -> bool:
+    named = _NAMED_MONTH_DATE.fullmatch(value.strip())
+    if named is not None:
+        month = named.group(2).casefold()
+        return month in _MONTHS and _date_ok(int(named.group(1)), _MONTHS.index(month) + 1)
     m = _DATE.fullmatch(value.strip())
     if m is None:
         return False
     if m.group(1):
         return _date_ok(int(m.group(3)), int(m.group(2)))
+    if m.group(7):
+        return _date_ok(int(m.group(7)), int(m.group(8)))
     first, second = int(m.group(4)), int(m.group(5))
     return _date_ok(first, second) or _date_ok(second, first)  # 17.04.1977 or 04/17/1977 (US)
 
@@ -454,7 +500,11 @@ def _birth_date(value: str) -> bool:
     if not _is_dob(value):
         return False
     m = _DATE.fullmatch(value.strip())
-    year = (m.group(1) or m.group(6)) if m is not None else None
+    named = _NAMED_MONTH_DATE.fullmatch(value.strip())
+    if named is not None:
+        year: str | None = named.group(3)
+    else:
+        year = (m.group(1) or m.group(6) or m.group(9)) if m is not None else None
     return year is not None and int(year) <= _LATEST_BIRTH_YEAR
 
 
@@ -468,14 +518,15 @@ def url_pii_kinds(pairs: Iterable[tuple[str, str]]) -> set[str]:
         value = raw_value.strip()
         if not value or len(value) > 256:
             continue
-        if key in _DOB_KEYS and _is_dob(value):
+        forms = _key_forms(key)
+        if any(form in _DOB_KEYS for form in forms) and _is_dob(value):
             found.add("date-of-birth")
         elif key not in _EVENT_DATE_KEYS and _birth_date(value):
             old_date = True  # a birth date under an opaque key: counts next to a name
         if phone_key(key) and _PHONE_VALUE.fullmatch(value):
             found.add("phone")
         if (
-            key in _PASSPORT_KEYS
+            any(form in _PASSPORT_KEYS for form in forms)
             and _PASSPORT.fullmatch(value.upper())
             and any(c.isdigit() for c in value)
         ):

@@ -196,3 +196,34 @@ def test_a_name_next_to_a_cyrillic_street_address_is_name_and_address() -> None:
 )
 def test_inflected_words_for_identity_make_an_identity_context(message: str) -> None:
     assert names_an_id(message)
+
+
+@pytest.mark.parametrize(
+    ("pairs", "kind"),
+    [
+        ([("geb_datum", "1979-03-08")], "date-of-birth"),  # the key's parts joined
+        ([("ngay_sinh", "02-09-1995")], "date-of-birth"),
+        ([("tarehe_ya_kuzaliwa", "01-Jun-1993")], "date-of-birth"),  # a named month
+        ([("seinengappi", "21031992")], "date-of-birth"),  # day, month, year run together
+        ([("num_passeport", "18AF42817")], "passport"),  # one part of the key names it
+        ([("pasaport_no", "U09876543")], "passport"),
+        ([("movil", "612 345 678")], "phone"),
+    ],
+)
+def test_personal_data_under_keys_in_more_languages(
+    pairs: list[tuple[str, str]], kind: str
+) -> None:
+    assert kind in url_pii_kinds(pairs)
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [("geb_datum", "31-Foo-1990")],  # no month
+        [("seinengappi", "99999999")],  # not a date
+        [("num_passeport", "page")],  # no number
+        [("start_date", "21031992")],  # an event's date
+    ],
+)
+def test_those_keys_with_other_values_are_not_personal_data(pairs: list[tuple[str, str]]) -> None:
+    assert url_pii_kinds(pairs) == set()
