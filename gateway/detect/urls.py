@@ -119,7 +119,9 @@ _CHECKOUT_SESSION_KEYS: Final = frozenset(
 # Keys that are a capability on their own when their value is a long random string.
 _CAPABILITY_KEYS: Final = frozenset(
     {"t", "k", "tk", "tok", "key", "token", "auth", "access", "login", "l", "s", "sig", "hash",
-     "h", "c", "code", "ticket", "magic", "link", "invite", "verify", "confirm", "activation"}
+     "h", "c", "code", "ticket", "magic", "link", "invite", "verify", "confirm", "activation",
+     # "token" / "link" in other languages
+     "jeton", "lien", "enlace", "ligacao", "link_acesso", "gettone", "collegamento"}
 )  # fmt: skip
 _MAGIC_WORDS: Final = (
     "verify", "confirm", "reset", "magic", "login", "signin", "invite", "activate", "passwordless",
@@ -222,8 +224,15 @@ _MAGIC_SEGMENTS: Final = frozenset(
         "password-reset", "reset_password", "passwordreset", "login", "signin", "sign-in",
         "verify", "confirm", "activate", "invite", "invitation", "auth", "token", "callback",
         "one-time-login", "passwordless", "sso",
+        # "access" / "sign-in" in other languages, as paths write them
+        "acceso", "acesso", "accesso", "acces", "accès", "zugang", "toegang", "dostep",
+        "connexion", "anmelden", "entrar", "giris", "vhod", "masuk", "dang-nhap",
     }
 )  # fmt: skip
+# Path segments after which a random token is the whole credential of a webhook or a keyed
+# trigger (n8n "/webhook/<uuid>", Feishu "/bot/v2/hook/<uuid>", IFTTT "/with/key/<key>").
+_HOOK_SEGMENTS: Final = frozenset({"webhook", "webhooks", "hook", "hooks", "key", "trigger"})
+_HOOK_HOST_LABELS: Final = frozenset({"hook", "hooks", "webhook", "webhooks"})
 _IDENT_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-\[\]]{0,39}")
 _JWT: Final = re.compile(
     r"eyJ[A-Za-z0-9_\-]{4,4096}\.eyJ[A-Za-z0-9_\-]{4,8192}\.[A-Za-z0-9_\-]{0,4096}"
@@ -704,9 +713,13 @@ class _Analysis:
             evidence = Evidence("preauth-url", "webhook:webhook.office.com")
             self.add(Reason.PREAUTH_URL, "webhook", evidence=evidence)
         segments = [unquote(s) for s in pathname.split("/") if s]
-        previous = ""
+        previous = "hook" if host.split(".", 1)[0] in _HOOK_HOST_LABELS else ""
         for segment in segments:
             lowered = segment.casefold()
+            if previous in _HOOK_SEGMENTS and _capability_token(segment):
+                # Make's "hook.eu1.make.com/<token>", n8n's "/webhook/<uuid>"
+                evidence = _ev("preauth-url", "hook-segment+capability-token")
+                self.add(Reason.PREAUTH_URL, "webhook", evidence=evidence)
             if ";jsessionid=" in lowered or ";sessionid=" in lowered:
                 self.add(Reason.PREAUTH_URL, "path:session", evidence=_ev("preauth-url", "session"))
             magic = previous in _MAGIC_SEGMENTS or any(w in previous for w in _MAGIC_WORDS)

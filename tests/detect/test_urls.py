@@ -974,3 +974,30 @@ def test_third_round_url_shapes_block(url: str, reason: Reason) -> None:
 )
 def test_third_round_look_alikes_stay_clean(url: str) -> None:
     assert not {f for f in run(url) if f.severity is Severity.HIGH}
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://n8n.acme-ops.example/webhook/cf0178a1-eb50-4e48-bf4a-8f1e58aceb4e",
+        "https://hook.eu1.make.com/f1z0leq5ywrruwgn31336v3jb9zq8dhu",
+        "https://open.feishu.cn/open-apis/bot/v2/hook/7b6c28e8-241e-4163-ad18-1b4703e12862",
+        "https://maker.ifttt.com/trigger/door_opened/with/key/zJeDV30q9yXt9KptCjm7DC",
+        "https://app.example.es/es/acceso/lyVGvxVwVcW7Vrv9Mj_GYhApJGniAjTjF85NUFqjl0S",
+    ],
+)
+def test_a_random_token_after_a_hook_or_access_segment_is_a_preauthenticated_url(url: str) -> None:
+    assert Reason.PREAUTH_URL in reasons(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://docs.n8n.example/webhook/getting-started",
+        "https://developer.example.com/docs/webhooks/retries-and-timeouts",
+        "https://hooks.example.com/blog/2026/release-notes",
+        "https://app.example.es/es/acceso/ayuda",
+    ],
+)
+def test_hook_and_access_segments_followed_by_words_are_ordinary(url: str) -> None:
+    assert Reason.PREAUTH_URL not in reasons(url)
