@@ -793,7 +793,10 @@ def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bo
     # a brand beside a machine-generated name on shared hosting (paypal-x7k2qz.workers.dev,
     # brand.qzxvw.web.app) is a phishing kit's deployment: a sign there
     generated = hosted and any(_generated(t) for t in tokens)
-    sign = risky or phishy or embedded or country or lookalike or generated
+    # a brand LEFT of the user's project on shared hosting (postnord.ujenf.vercel.app): the
+    # platforms give one name per project, a label above it is the kit's decoration
+    above_project = hosted and bool(sub_hits)
+    sign = risky or phishy or embedded or country or lookalike or generated or above_project
     out.extend(
         (detail, sign or glued or (not needs_sign and not hosted), brand)
         for detail, needs_sign, brand in label_hits

@@ -505,6 +505,8 @@ def test_fold_plus_edit_is_not_one_edit(raw: str) -> None:
         "amazon-zq7t1c.netlify.app",
         "microsoft.qxzvt.web.app",  # brand as a subdomain of a generated project name
         "binance-4f8k2p.glitch.me",
+        "postnord.ujenf.vercel.app",  # a brand above the project's own name: never a project
+        "verizon.gfqav.web.app",
     ],
 )
 def test_brand_beside_generated_name_on_hosting_blocks(raw: str) -> None:
