@@ -1113,6 +1113,7 @@ def _message_hits(
     found: list[tuple[Category | None, bool, Hits]] = []
     introduced = False  # the sentence after a colon is what the colon announces
     delivered: Category | None = None  # what the previous sentence said was just sent
+    named_before: Category | None = None  # what the previous sentence named without asking
     for text, end in parts:
         hits = lex.scan(text)
         if hits.allowed:
@@ -1122,12 +1123,22 @@ def _message_hits(
             category = delivered or _message_category(
                 _with_context(hits, whole, channel=True), lex, cfg
             )
+        if (
+            category is None
+            and hits.ask
+            and not (hits.named or hits.everyday)  # "tell us the reason": asks for a reason
+            and named_before is not None
+        ):
+            # "… re-enter your password. Write it in the box below.": a request that names
+            # nothing asks for what the sentence before it named
+            category = named_before
         if hits.benign:  # "Nové heslo do encyklopedie": a new *entry*, not a new password
             category = None
         ask = hits.ask or introduced or any(c in _ASK_MARKS for c in end)
         found.append((category, ask, hits))
         introduced = ":" in end or "：" in end
         delivered = category if hits.channel else None
+        named_before = category if not ask and not hits.negated else None
     asked = [(c, h) for c, ask, h in found if ask]
     candidates = asked or [(c, h) for c, _, h in found]
     category, source = next(((c, h) for c, h in candidates if c is not None), (None, whole))

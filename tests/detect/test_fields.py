@@ -1392,3 +1392,13 @@ def test_everyday_fields_do_not_hide_where_the_messages_ask_goes() -> None:
     # a sentence that only mentions a company is not an everyday field's name
     props["company"] = {**S, "title": "The name of the company you work for today"}
     assert summary(message, props) == set()
+
+
+def test_a_request_that_names_nothing_asks_for_what_the_sentence_before_named() -> None:
+    box = {"k": {"type": "string"}}
+    # "… your password again. Write it in the box below."
+    message = "For your safety we need your password once more. Write it in the box below."
+    assert _form_reasons(box, message) == ["secret-field"]
+    # the request names its own thing (a reason, feedback): it does not point back
+    changed = "Your password was changed. Please tell us the reason."
+    assert _form_reasons(box, changed) == []
