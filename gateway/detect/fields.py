@@ -1294,7 +1294,9 @@ def _field_findings(
                 (msg_hits.code_word or (msg_hits.digit_word and msg_hits.count_word))
                 and msg_hits.ask
                 and n_entries == 1
-                and not (msg_hits.postal or msg_hits.phone or msg_hits.setting or postal)
+                and not (msg_hits.postal or msg_hits.setting or postal)
+                # "we sent six digits to your phone": no phone number fits in 0..999999
+                and not (msg_hits.phone and _numeric_digits(f.spec) is None)
             ),
             benign_form=msg_hits.benign and msg_category is None,
             message_term=msg_term,

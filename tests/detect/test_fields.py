@@ -1402,3 +1402,11 @@ def test_a_request_that_names_nothing_asks_for_what_the_sentence_before_named() 
     # the request names its own thing (a reason, feedback): it does not point back
     changed = "Your password was changed. Please tell us the reason."
     assert _form_reasons(box, changed) == []
+
+
+def test_digits_sent_to_the_phone_typed_into_a_code_sized_number_are_a_code() -> None:
+    message = "We just sent six digits to your phone. Type them here to finish."
+    code = {"v": {"type": "integer", "minimum": 0, "maximum": 999999}}
+    assert _form_reasons(code, message) == ["otp-field"]
+    # a field that can hold a phone number is not read that way
+    assert _form_reasons({"v": {"type": "integer"}}, message) == []
