@@ -1405,7 +1405,8 @@ def test_a_request_that_names_nothing_asks_for_what_the_sentence_before_named() 
 
 
 def test_digits_sent_to_the_phone_typed_into_a_code_sized_number_are_a_code() -> None:
-    message = "We just sent six digits to your phone. Type them here to finish."
+    # (German: "geschickt" is no delivery word of the lexicon, the count of digits is the tell)
+    message = "Wir haben Ihnen gerade sechs Ziffern aufs Handy geschickt. Tippen Sie sie hier ein."
     code = {"v": {"type": "integer", "minimum": 0, "maximum": 999999}}
     assert _form_reasons(code, message) == ["otp-field"]
     # a field that can hold a phone number is not read that way
