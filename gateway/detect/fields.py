@@ -1207,9 +1207,16 @@ def _form_message(
     if msg_category is not None and _asks_last_digits(message, msg_hits, msg_category):
         msg_category = None  # "type the last 4 digits of your card": which card, not its data
     counted_card = False
-    if msg_category is None:
-        msg_category = _message_counted_card(message, msg_hits, lex)
-        counted_card = msg_category is not None
+    if (
+        msg_category is None
+        or msg_category.severity < Severity.HIGH
+        or msg_category.name == "bank_account"
+    ):
+        # (over a lesser or vaguer reading: "bank kartınızın … 16 rəqəmi" names a bank, and
+        # counts a card's digits)
+        counted = _message_counted_card(message, msg_hits, lex)
+        if counted is not None:
+            msg_category, counted_card = counted, True
     msg_term = None
     if msg_category is not None:
         msg_term = lex.explain(msg_source, msg_category) or lex.explain(msg_hits, msg_category)

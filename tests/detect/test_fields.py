@@ -1411,3 +1411,8 @@ def test_digits_sent_to_the_phone_typed_into_a_code_sized_number_are_a_code() ->
     assert _form_reasons(code, message) == ["otp-field"]
     # a field that can hold a phone number is not read that way
     assert _form_reasons({"v": {"type": "integer"}}, message) == []
+
+
+def test_a_card_counted_by_its_digits_wins_over_the_vaguer_bank_reading() -> None:
+    bank = "Payment refused. Type the 16 digits on the front of your bank card again."
+    assert summary(bank, {"a0": {"type": "number"}}) == {("payment-field", ".a0")}
