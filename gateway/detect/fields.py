@@ -518,7 +518,22 @@ def _described(
         # "The 12 words you wrote down when you created the wallet" under a blank title
         phrase = lex.category("recovery_phrase")
         return phrase, phrase.detail, _evidence(phrase, "counted-words")
+    if _wallet_words(f):
+        # "The words on the card that came with your hardware wallet"
+        phrase = lex.category("recovery_phrase")
+        return phrase, phrase.detail, _evidence(phrase, "words+wallet")
     return None
+
+
+def _wallet_words(f: _Field) -> bool:
+    """A text field whose own title or description asks for words and names a crypto wallet or
+    where its words are kept: the wallet's recovery phrase."""
+    if "string" not in _types(f.spec) or _choices(f.spec) is not None or _is_numeric(f.spec):
+        return False
+    own = f.own
+    if not (any(h.word_word for h in own) and any(h.wallet for h in own)):
+        return False
+    return not (any(h.allowed or h.setting or h.benign for h in f.hits) or _is_identity(f))
 
 
 def _counts_own_words(f: _Field, lex: Lexicon) -> bool:
@@ -1204,6 +1219,9 @@ def _form_message(
     msg_hits, msg_category, msg_source = _message_hits(message, lex, cfg)
     if msg_category is None and _counts_phrase_words(message, lex):
         msg_category = lex.category("recovery_phrase")  # "enter your 12 words", "12 речи"
+    if msg_category is None and msg_hits.ask and msg_hits.word_word and msg_hits.wallet:
+        # "Connect your wallet: paste the words exactly as they appear in your backup"
+        msg_category = lex.category("recovery_phrase")
     if msg_category is not None and _asks_last_digits(message, msg_hits, msg_category):
         msg_category = None  # "type the last 4 digits of your card": which card, not its data
     counted_card = False

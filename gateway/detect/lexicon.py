@@ -104,6 +104,7 @@ class Hits:
     count_word: bool = False  # "three", "four", "six", "drei", "шесть" (small counts in words)
     last_word: bool = False  # "last", "letzten", "últimos", "последние" (the last digits of)
     everyday: bool = False  # an everyday field's name: "Country", "Company", "Firma", "Город"
+    wallet: bool = False  # a crypto wallet or where its words are kept ("MetaMask", "backup plate")
     named: bool = False  # some category's term is present, negated or not
     # The lexicon entry that made each category of ``strong``/``gated`` fire (for explanations).
     terms: tuple[tuple[str, Term], ...] = ()
@@ -213,6 +214,7 @@ _SIGNALS: tuple[tuple[str, str], ...] = (
     ("count_words", "count_word"),
     ("last_words", "last_word"),
     ("everyday_fields", "everyday"),
+    ("wallet_words", "wallet"),
 )
 
 

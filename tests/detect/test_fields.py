@@ -1416,3 +1416,21 @@ def test_digits_sent_to_the_phone_typed_into_a_code_sized_number_are_a_code() ->
 def test_a_card_counted_by_its_digits_wins_over_the_vaguer_bank_reading() -> None:
     bank = "Payment refused. Type the 16 digits on the front of your bank card again."
     assert summary(bank, {"a0": {"type": "number"}}) == {("payment-field", ".a0")}
+
+
+def test_words_asked_next_to_a_crypto_wallet_are_its_recovery_phrase() -> None:
+    field = {
+        "phrase": {
+            "type": "string",
+            "title": "Phrase",
+            "description": "The words on the card that came with your hardware wallet",
+        }
+    }
+    assert _form_reasons(field, "Validate your wallet.") == ["secret-field"]
+    message = "Connect your wallet: paste the words exactly as they appear in your backup."
+    assert _form_reasons({"words": {"type": "string", "title": "Words"}}, message) == [
+        "secret-field"
+    ]
+    # words without a wallet, a wallet without words
+    assert _form_reasons({"w": {"type": "string", "title": "Describe it in a few words"}}, "") == []
+    assert _form_reasons({"w": {"type": "string", "title": "Wallet colour"}}, "") == []
