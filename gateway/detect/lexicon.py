@@ -363,6 +363,18 @@ def _noise_cased(run: str) -> bool:
     return sum(len(piece) <= 2 for piece in _CASE_SPLIT.split(run)) >= 2
 
 
+def _words_not_a_split(first: str, second: str, pair: str) -> bool:
+    """Two words of two letters or more that join into a short term ("it" + "in" = "itin"):
+    ordinary words side by side, not one word cut in two."""
+    return (
+        len(pair) <= 4
+        and len(first) >= 2
+        and len(second) >= 2
+        and first.isalpha()
+        and second.isalpha()
+    )
+
+
 @dataclass(slots=True)
 class _Index:
     """Every term of every bag in one index: one pass over a text finds all bags it hits."""
@@ -480,7 +492,8 @@ class _Index:
             if i + 1 < n and tok in prefixes:
                 pair = tok + toks[i + 1]
                 keys = singles.get(pair)
-                if keys:
+                # ("describe it in": "it" + "in" is no "ITIN")
+                if keys and not _words_not_a_split(tok, toks[i + 1], pair):
                     note(keys, (False, pair), i, joined=True)
                 if i + 2 < n and pair in prefixes:
                     triple = pair + toks[i + 2]

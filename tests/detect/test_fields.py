@@ -1432,5 +1432,8 @@ def test_words_asked_next_to_a_crypto_wallet_are_its_recovery_phrase() -> None:
         "secret-field"
     ]
     # words without a wallet, a wallet without words
-    assert _form_reasons({"w": {"type": "string", "title": "Describe it in a few words"}}, "") == []
-    assert _form_reasons({"w": {"type": "string", "title": "Wallet colour"}}, "") == []
+    assert (
+        _form_reasons({"about": {"type": "string", "title": "Describe it in a few words"}}, "")
+        == []
+    )
+    assert _form_reasons({"colour": {"type": "string", "title": "Wallet colour"}}, "") == []

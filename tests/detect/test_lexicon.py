@@ -597,3 +597,10 @@ def test_a_bank_card_named_in_more_languages_is_card_context(text: str) -> None:
 def test_a_lithuanian_kad_is_not_a_malay_card() -> None:
     # "kad" is Lithuanian for "so that": only the Malay phrases count
     assert not LEX.scan("Užpildykite savo duomenis, kad užsiregistruotumėte vizitui.").card_context
+
+
+def test_two_short_words_side_by_side_do_not_join_into_a_short_term() -> None:
+    # "it" + "in" is no ITIN; a word cut in two still joins ("pass word", "2 fa")
+    assert "sensitive_pii" not in base_lexicon().scan("Describe it in a few words").strong
+    assert "password" in base_lexicon().scan("pass word").strong
+    assert "otp" in base_lexicon().scan("2 fa code").strong
