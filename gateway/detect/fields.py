@@ -838,6 +838,7 @@ def _classify(
         digits is not None
         and not postal  # a 6-digit Indian postal PIN code in an address form
         and any(h.code_word and "otp" not in h.negated for h in f.hits)
+        and not any(h.benign for h in f.hits)  # a quiz's "Game PIN", shown to the room
     ):
         signal = "pattern-digits+code-word" if not numeric else "maximum-digits+code-word"
         if card_ok and digits in (3, 4):

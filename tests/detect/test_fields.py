@@ -1437,3 +1437,20 @@ def test_words_asked_next_to_a_crypto_wallet_are_its_recovery_phrase() -> None:
         == []
     )
     assert _form_reasons({"colour": {"type": "string", "title": "Wallet colour"}}, "") == []
+
+
+def test_a_quiz_game_pin_is_shown_to_the_whole_room_not_a_secret() -> None:
+    props = {
+        "game_pin": {"type": "string", "title": "Game PIN", "pattern": "^[0-9]{6,7}$"},
+        "nickname": {"type": "string", "title": "Nickname", "maxLength": 15},
+    }
+    message = "Join the quiz: type the game PIN shown on the teacher's screen."
+    assert _form_reasons(props, message) == []
+    # a card PIN in the same shape is still one
+    card = {"pin": {"type": "string", "title": "Card PIN", "pattern": "^[0-9]{4}$"}}
+    assert _form_reasons(card, "Confirm the payment.") != []
+
+
+def test_a_new_login_is_a_noun_not_a_request() -> None:
+    props = {"comment": {"type": "string", "title": "Comments", "maxLength": 500}}
+    assert _form_reasons(props, "Generate a strong password for a new login") == []
