@@ -60,7 +60,7 @@ import re2
 from linkify_it.tlds import TLDS
 
 from gateway.detect.findings import Finding, Reason, Severity
-from gateway.detect.hosts import suspicious_host
+from gateway.detect.hosts import known_brand_domain, registrable_domain, suspicious_host
 from gateway.detect.normalize import strip_invisible
 
 __all__ = ["find_links", "link_kinds"]
@@ -189,6 +189,8 @@ def _lure(names: list[str]) -> bool:
     """A named host that reads as a brand's or hides its target (``paypal-secure-check.com``,
     ``bit.ly``): a lure even in a description, where a plain mention (``github.com``) is not."""
     for name in names:
+        if _native_spelling(name):
+            continue
         try:
             host = idna.encode(name, uts46=True).decode("ascii")
         except (idna.IDNAError, UnicodeError, ValueError):
@@ -196,6 +198,21 @@ def _lure(names: list[str]) -> bool:
         if suspicious_host(host):
             return True
     return False
+
+
+def _native_spelling(name: str) -> bool:
+    """A brand's own domain written with its language's accents in prose ("Ghișeul.ro" for
+    ghiseul.ro, "Poșta.ro"): the name as people spell it, not a look-alike host. Only Latin
+    letters with marks; any other script is read as a host."""
+    if name.isascii():
+        return False
+    plain = "".join(
+        c for c in unicodedata.normalize("NFD", name) if unicodedata.category(c) != "Mn"
+    )
+    if not plain.isascii():
+        return False
+    domain = registrable_domain(plain.lower())
+    return domain is not None and known_brand_domain(domain)
 
 
 _JS = re2.compile(_PREV + r"(?:javascript|vbscript|livescript):[ \t]*\S")

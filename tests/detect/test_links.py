@@ -204,3 +204,9 @@ def test_lure_domains(text: str) -> None:
 )
 def test_plain_mentions_are_no_lure(text: str) -> None:
     assert link_kinds(text) == ["bare-domain"]
+
+
+def test_a_brands_own_domain_written_with_its_languages_accents_is_no_lure() -> None:
+    # "Ghișeul.ro" is how Romanians write ghiseul.ro; a Cyrillic look-alike is still a lure
+    assert "lookalike-domain" not in link_kinds("Publicate pe site-ul Ghișeul.ro.")
+    assert "lookalike-domain" in link_kinds("Log in at pаypal.com now")
