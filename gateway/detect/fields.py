@@ -1124,7 +1124,8 @@ def _message_hits(
         parts = _sentences(message[:4096])
     except UnicodeEncodeError:  # lone surrogates: RE2 cannot read them
         parts = []
-    if len(parts) < 2:
+    if len(parts) < 2 or whole.benign:
+        # (a crossword clue or a slogan contest names its secret words in every sentence)
         return whole, None if whole.benign else _message_category(whole, lex, cfg), whole
     found: list[tuple[Category | None, bool, Hits]] = []
     introduced = False  # the sentence after a colon is what the colon announces

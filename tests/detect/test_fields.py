@@ -1454,3 +1454,12 @@ def test_a_quiz_game_pin_is_shown_to_the_whole_room_not_a_secret() -> None:
 def test_a_new_login_is_a_noun_not_a_request() -> None:
     props = {"comment": {"type": "string", "title": "Comments", "maxLength": 500}}
     assert _form_reasons(props, "Generate a strong password for a new login") == []
+
+
+def test_a_crossword_clue_about_a_password_asks_for_no_password() -> None:
+    props = {"answer": {"type": "string", "title": "Your answer", "maxLength": 20}}
+    assert _form_reasons(props, "Blokkiesraai: 'Wagwoord van die brandwag' (7 letters)") == []
+    assert (
+        _form_reasons(props, "Daily crossword – 7 across: 'Secret word that opens a door' (8)")
+        == []
+    )
