@@ -405,7 +405,9 @@ def _bare_term(hits: Hits, category: str) -> bool:
 _BARE_WORDS = frozenset({"secret", "secrets", "token", "tokens", "key", "keys"})
 _PATH_EXAMPLE = re2.compile(r"(?:^|[\s(\"'«])(?:~|/[A-Za-z0-9_.-]+)/[A-Za-z0-9_./-]+")
 # What a description can deny being ("not the password itself"): the secrets, not card data.
-_DENIABLE = frozenset({"secret", "password", "pin", "otp", "api_key", "recovery_phrase", "kba"})
+_DENIABLE = frozenset(
+    {"secret", "password", "pin", "otp", "api_key", "recovery_phrase", "kba", "credential_file"}
+)
 
 
 def _is_numeric(spec: Mapping[str, Any]) -> bool:

@@ -1463,3 +1463,16 @@ def test_a_crossword_clue_about_a_password_asks_for_no_password() -> None:
         _form_reasons(props, "Daily crossword – 7 across: 'Secret word that opens a door' (8)")
         == []
     )
+
+
+def test_a_credential_file_named_only_by_its_name_or_path_is_not_asked_for() -> None:
+    path = {
+        "cluster": {
+            "type": "string",
+            "title": "Path to kubeconfig",
+            "description": "The path to the file, e.g. ~/.kube/config – not the contents",
+        }
+    }
+    assert _form_reasons(path, "Connect your cluster.") == []
+    contents = {"cluster": {"type": "string", "title": "Paste your kubeconfig"}}
+    assert _form_reasons(contents, "Connect your cluster.") == ["secret-field"]
