@@ -293,11 +293,34 @@ def _opaque_key_shape(key: str) -> bool:
     return sum(votes) * 2 > len(votes)
 
 
+# Quoted samples after "e.g." in a field's own text are samples of the value, not what the
+# field is: "Which key of the Secret to read, e.g. "password" or "token"", "p. ej. «password»".
+_EXAMPLE_MARK = re2.compile(
+    r"(?i)(?:\be\.?\s?g\.|\bfor example|\bsuch as|\bp\.\s?ej\.|\bpor ejemplo|\bz\.\s?b\.|"
+    r"\bzum beispiel|\bpar ex(?:emple)?\.?|\bad es\.|\bper esempio|\bbijv\.|\bf\.eks\.|"
+    r"\bt\.ex\.|\bt\.d\.|\besim\.|\bnp\.|\bnapř\.|\bnapr\.|напр\.|например|\börn\.|"
+    r"örneğin|\bmasalan|\bcontoh|\bmis\.|ví dụ|例如|例：|例:|예:|예시|مثلا|مثلاً|לדוגמה)"
+)
+_QUOTED = re2.compile(r"[\"'«“„‘‚「『][^\"'»”“’‘」』\n]{1,80}[\"'»”“’‘」』]")
+_SAMPLE_REACH = 160  # characters after the marker where its samples are
+
+
+def _without_samples(text: str) -> str:
+    """``text`` with the quoted samples after "e.g." blanked (the marker and the rest kept)."""
+    if len(text) > 2048:
+        return text
+    mark = _EXAMPLE_MARK.search(text)
+    if mark is None:
+        return text
+    head, window = text[: mark.end()], text[mark.end() : mark.end() + _SAMPLE_REACH]
+    return head + _QUOTED.sub(" ", window) + text[mark.end() + _SAMPLE_REACH :]
+
+
 def _field(key: str, spec: Mapping[str, Any], lex: Lexicon) -> _Field:
     title, desc = spec.get("title"), spec.get("description")
     key_hits = lex.scan(key)
     title_hits = lex.scan(title) if isinstance(title, str) else None
-    desc_hits = lex.scan(desc) if isinstance(desc, str) else None
+    desc_hits = lex.scan(_without_samples(desc)) if isinstance(desc, str) else None
     name_hits = (key_hits,) + ((title_hits,) if title_hits is not None else ())
     all_hits = name_hits + ((desc_hits,) if desc_hits is not None else ())
     opaque = (

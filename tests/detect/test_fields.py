@@ -1476,3 +1476,17 @@ def test_a_credential_file_named_only_by_its_name_or_path_is_not_asked_for() -> 
     assert _form_reasons(path, "Connect your cluster.") == []
     contents = {"cluster": {"type": "string", "title": "Paste your kubeconfig"}}
     assert _form_reasons(contents, "Connect your cluster.") == ["secret-field"]
+
+
+def test_quoted_samples_after_for_example_say_nothing_about_the_field() -> None:
+    title = {
+        "title": {
+            "type": "string",
+            "title": "Short title",
+            "description": "e.g. 'API key page is blank'",
+        }
+    }
+    assert _form_reasons(title, "Bug report") == []
+    # the field's own words still count: only the quoted sample is set aside
+    key = {"k": {"type": "string", "title": "Your API key", "description": 'e.g. "sk-live-123"'}}
+    assert _form_reasons(key, "Connect") == ["secret-field"]
