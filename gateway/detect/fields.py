@@ -313,7 +313,8 @@ def _without_samples(text: str) -> str:
     if mark is None:
         return text
     head, window = text[: mark.end()], text[mark.end() : mark.end() + _SAMPLE_REACH]
-    return head + _QUOTED.sub(" ", window) + text[mark.end() + _SAMPLE_REACH :]
+    blanked: str = _QUOTED.sub(" ", window)
+    return head + blanked + text[mark.end() + _SAMPLE_REACH :]
 
 
 def _field(key: str, spec: Mapping[str, Any], lex: Lexicon) -> _Field:
