@@ -785,11 +785,17 @@ def _brand_findings(host: str, domain: str, index: _Index) -> list[tuple[str, bo
             out.append(("ascii-lookalike", True, hit))
         else:
             out.append(("other-suffix", risky or phishy, hit))
-    country = any(len(t) == 2 and t.isalpha() for t in tokens)  # paypal-de, santander-es
+    # paypal-de, santander-es: a country code beside a brand in the registered name (not the
+    # name itself: booking.uz.gov.ua is Ukraine's railway, "uz" its whole name)
+    country = len(label_tokens) > 1 and any(len(t) == 2 and t.isalpha() for t in label_tokens)
     label_hits = _name_matches(label_tokens, index)
     sub_hits = _name_matches(tokens[: len(tokens) - len(label_tokens)], index)
     lookalike = any(d == "ascii-lookalike" for d, _, _ in label_hits + sub_hits)
-    glued = any(w in label for w in _PHISHY_WORDS if len(w) >= 5)  # securepaypal, paypalverify
+    # securepaypal, paypalverify (a lure word beside the brand, not inside its own name:
+    # socialsecurity.be is the Belgian social security's own)
+    own = label if label in index.names else index.contains_name(label)
+    rest = label.replace(own, " ") if own else label
+    glued = any(w in rest for w in _PHISHY_WORDS if len(w) >= 5)
     # a brand beside a machine-generated name on shared hosting (paypal-x7k2qz.workers.dev,
     # brand.qzxvw.web.app) is a phishing kit's deployment: a sign there
     generated = hosted and any(_generated(t) for t in tokens)

@@ -550,3 +550,15 @@ def test_brand_with_reward_lure_word_blocks(raw: str) -> None:
 
 def test_brand_status_page_is_its_own() -> None:
     assert check("www.githubstatus.com") == []
+
+
+def test_a_country_code_is_a_sign_only_beside_a_brand_in_the_registered_name() -> None:
+    # paypal-de.com borrows PayPal for Germany; booking.uz.gov.ua is Ukraine's railway ("uz")
+    assert any(f.severity is Severity.HIGH for f in check("paypal-de.com"))
+    assert all(f.severity is Severity.LOW for f in check("booking.uz.gov.ua"))
+
+
+def test_a_lure_word_inside_the_brands_own_name_is_no_sign() -> None:
+    # the Belgian social security's own domain; "security" is part of the name
+    assert all(f.severity is Severity.LOW for f in check("www.socialsecurity.be"))
+    assert any(f.severity is Severity.HIGH for f in check("paypalsecurity.com"))
