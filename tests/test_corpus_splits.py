@@ -42,8 +42,11 @@ SPLITS = {
 # rules, dev2-forms, dev2-urls and dev3-about; the dev split with them: 97.8 % / 1.3 % / 97.4 %),
 # 94.2 % / 2.3 % / 95.1 % after the third round (session 5: six more dev files written without
 # sight of the rules, dev4-* and dev5-*, first measured before any rule was fitted to them, then
-# used for rule development; the dev split with all eleven files: 96.5 % / 2.0 % / 94.9 %).
-FLOORS = {"test": (0.945, 0.024, 0.95), "dev": (0.955, 0.02, 0.93)}
+# used for rule development; the dev split with all eleven files: 96.5 % / 2.0 % / 94.9 %),
+# 95.6 % / 2.3 % / 95.1 % after the fourth round (session 6: four more dev files written without
+# sight of the rules, dev6-* and dev7-honest-urls, first measured before any fitting; the dev
+# split with all fifteen files: 96.1 % / 1.4 % / 93.5 %).
+FLOORS = {"test": (0.955, 0.024, 0.95), "dev": (0.955, 0.016, 0.93)}
 TARGETS = (0.98, 0.01, 0.90)
 # Writers used different tags for one language; figures are per language.
 _SAME_LANGUAGE = {"zh-Hans": "zh", "zh-Hant": "zh", "fil": "tl", "nb": "no", "nn": "no"}
