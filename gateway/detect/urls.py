@@ -53,6 +53,7 @@ from gateway.detect.hosts import (
     shortener_of,
 )
 from gateway.detect.pii import find_pii, pii_evidence
+from gateway.detect.psl import private_suffix
 from gateway.detect.url_pii import bare_national_id, names_an_id, url_pii_kinds
 
 _SAFE_KEYS: Final = frozenset(
@@ -733,6 +734,27 @@ class _Analysis:
             previous = lowered
 
 
+# Path words of a phishing kit's pages ("/pay", "/confirm.php", "/session/restore").
+_LURE_PATH: Final = re.compile(
+    r"(?:^|[/_.\-])(?:login|signin|sign-in|logon|verify|verification|confirm|pay|payment|"
+    r"unlock|restore|session|account|update|secure|billing|refund|wallet|kyc|otp|card)"
+    r"(?:$|[/_.\-])"
+)
+
+
+def _hosted_brand_lure(a: _Analysis, lowered_path: str) -> None:
+    """A brand name on a shared-hosting project (a LOW ``brand-name`` resemblance there) whose
+    page is a kit's lure page ("/pay", "/confirm.php", "/card/unlock"): a phishing deployment."""
+    domain = a.domain
+    if domain is None or "." not in domain:
+        return
+    if not private_suffix(domain.split(".", 1)[1]) or _LURE_PATH.search(lowered_path) is None:
+        return
+    if any(f.reason is Reason.TYPOSQUAT and f.detail == "brand-name" for f in a.findings):
+        evidence = Evidence("lookalike-domain", "brand-on-hosting+lure-path")
+        a.add(Reason.CONFUSABLE_HOST, "brand-name", Severity.HIGH, evidence)
+
+
 def _password_key(nkey: str) -> str | None:
     """The password word a key is or ends in (``senha``, ``user_passwort``), or None."""
     for candidate in (nkey, nkey.replace("-", "_"), nkey.replace("-", "").replace("_", "")):
@@ -901,6 +923,7 @@ def analyze_url(
         _norm_key(k) in {"auto", "autologin", "auto_login", "login", "sso", "oneclick"}
         for k, _ in query_pairs
     )
+    _hosted_brand_lure(a, lowered_path)
     shortener = shortener_of(host, a.domain) if a.domain is not None else None
     if shortener is not None:  # the destination is hidden behind the shortener
         evidence = Evidence("shortener", f"shortener:{shortener}")

@@ -1001,3 +1001,26 @@ def test_a_random_token_after_a_hook_or_access_segment_is_a_preauthenticated_url
 )
 def test_hook_and_access_segments_followed_by_words_are_ordinary(url: str) -> None:
     assert Reason.PREAUTH_URL not in reasons(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://correios-nemc0.workers.dev/card/unlock",
+        "https://hsbc-yzvt.workers.dev/session/restore",
+        "https://correos-miep.glitch.me/pay",
+    ],
+)
+def test_a_brand_on_shared_hosting_serving_a_lure_page_is_a_phishing_deployment(url: str) -> None:
+    assert Reason.CONFUSABLE_HOST in reasons(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://netflix-clone.vercel.app/",  # a developer's project page
+        "https://spotify-stats.netlify.app/about",
+    ],
+)
+def test_a_brand_on_shared_hosting_without_a_lure_page_only_resembles(url: str) -> None:
+    assert Reason.CONFUSABLE_HOST not in reasons(url)
