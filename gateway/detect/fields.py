@@ -1185,6 +1185,12 @@ def _message_hits(
     asked = [(c, h) for c, ask, h in found if ask]
     candidates = asked or [(c, h) for c, _, h in found]
     category, source = next(((c, h) for c, h in candidates if c is not None), (None, whole))
+    if category is None and asked:
+        # "What is the name of the hospital where you were born? (security question)": a
+        # question asked beside a sentence that calls it a security question
+        kba = next(((c, h) for c, _, h in found if c is not None and c.name == "kba"), None)
+        if kba is not None:
+            category, source = kba
     return whole, category, source
 
 

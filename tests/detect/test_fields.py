@@ -1490,3 +1490,11 @@ def test_quoted_samples_after_for_example_say_nothing_about_the_field() -> None:
     # the field's own words still count: only the quoted sample is set aside
     key = {"k": {"type": "string", "title": "Your API key", "description": 'e.g. "sk-live-123"'}}
     assert _form_reasons(key, "Connect") == ["secret-field"]
+
+
+def test_a_question_beside_a_sentence_calling_it_a_security_question_asks_its_answer() -> None:
+    props = {"hosp": {"type": "string", "title": "Hospital"}}
+    message = "What is the name of the hospital where you were born? (security question)"
+    assert _form_reasons(props, message) == ["secret-field"]
+    # a question beside anything else is just a question
+    assert _form_reasons(props, "What is the name of the hospital? (for our records)") == []
