@@ -1336,6 +1336,8 @@ def _field_findings(
             if result is None and i in numbered:
                 phrase = lex.category("recovery_phrase")
                 result = phrase, "numbered-words", _evidence(phrase, "numbered-word-fields")
+            if result is None and (msg_hits.card_context or msg_hits.payment_words):
+                result = _month_year_field(i in month_year, lex)  # "MM" and "YY" as choices
             if result is not None:
                 category, detail, evidence = result
                 out.append(Finding(category.reason, path, category.severity, detail, evidence))
@@ -1485,13 +1487,31 @@ def _bounds(spec: Mapping[str, Any]) -> tuple[int, int] | None:
 def _month_year_numbers(fields: list[_Field]) -> set[int]:
     """A month (1-12) and a year (this century, a span of at most 30 years) asked as two
     number fields: with card words in the message, a card's expiry in any language."""
-    months = [i for i, f in enumerate(fields) if _bounds(f.spec) == (1, 12)]
+    months = [i for i, f in enumerate(fields) if _span(f.spec) == (1, 12)]
     years = [
         i
         for i, f in enumerate(fields)
-        if (b := _bounds(f.spec)) is not None and 2000 <= b[0] <= b[1] <= 2100 and b[1] - b[0] <= 30
+        if (b := _span(f.spec)) is not None and 2000 <= b[0] <= b[1] <= 2100 and b[1] - b[0] <= 30
     ]
     return set(months + years) if months and years else set()
+
+
+def _span(spec: Mapping[str, Any]) -> tuple[int, int] | None:
+    """The bounds of a number field, or of choices that are all whole numbers ("01" … "12",
+    "2027" … "2031"): a month and a year asked either way."""
+    bounds = _bounds(spec)
+    if bounds is not None:
+        return bounds
+    values = _choices(spec)
+    if not values or len(values) > 100:
+        return None
+    numbers = []
+    for v in values:
+        text = str(v).strip() if isinstance(v, (str, int)) and not isinstance(v, bool) else ""
+        if not text.isdigit() or len(text) > 4:
+            return None
+        numbers.append(int(text))
+    return min(numbers), max(numbers)
 
 
 def _month_year_field(is_one: bool, lex: Lexicon) -> tuple[Category, str, Evidence] | None:

@@ -1498,3 +1498,14 @@ def test_a_question_beside_a_sentence_calling_it_a_security_question_asks_its_an
     assert _form_reasons(props, message) == ["secret-field"]
     # a question beside anything else is just a question
     assert _form_reasons(props, "What is the name of the hospital? (for our records)") == []
+
+
+def test_a_month_and_a_year_offered_as_choices_under_a_card_message_are_its_expiry() -> None:
+    months = [f"{m:02d}" for m in range(1, 13)]
+    props = {
+        "mm": {"type": "string", "title": "Month", "enum": months},
+        "yy": {"type": "string", "title": "Year", "enum": ["2027", "2028", "2029", "2030"]},
+    }
+    assert "payment-field" in _form_reasons(props, "Confirm card expiry")
+    # the same choices for a booking say nothing about a card
+    assert _form_reasons(props, "When would you like to travel?") == []
