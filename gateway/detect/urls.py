@@ -604,7 +604,14 @@ class _Analysis:
         for kind in sorted(url_pii_kinds(pairs)):
             self.add(Reason.PII_IN_URL, f"{part}:{kind}", evidence=pii_evidence(kind, part))
         # the same under the key after a further decoding (d=base64 of an identity number)
-        decoded = [(k, d) for k, v in pairs[:64] for d in _decode_layers(v) if k and len(v) <= 512]
+        # (digits wrapped in base64 are no page number or timestamp, whatever the key: read
+        # them as under an opaque key)
+        decoded = [
+            ("x" if d.strip().isdigit() and not v.strip().isdigit() else k, d)
+            for k, v in pairs[:64]
+            for d in _decode_layers(v)
+            if k and len(v) <= 512
+        ]
         found = url_pii_kinds(decoded[:64]) if decoded else set()
         for kind in sorted(found):
             self.add(Reason.PII_IN_URL, f"{part}:{kind}", evidence=pii_evidence(kind, part))

@@ -113,6 +113,7 @@ def test_names_an_id_in_many_languages() -> None:
         f"https://app.example.com/a?d={b64(HETU, pad=False)}",  # unpadded base64 of an ID
         f"https://app.example.com/a?z={b64('512-38-4471', urlsafe=True)}",  # an SSN, base64url
         "https://app.example.com/a?v=" + b64(json.dumps({"cpf": CPF})),  # JSON holding an ID
+        f"https://app.example.com/a?t={b64(CPF)}",  # digits in base64 under a "benign" key
     ],
 )
 def test_encoded_identity_numbers_under_opaque_keys(url: str) -> None:
