@@ -1509,3 +1509,16 @@ def test_a_month_and_a_year_offered_as_choices_under_a_card_message_are_its_expi
     assert "payment-field" in _form_reasons(props, "Confirm card expiry")
     # the same choices for a booking say nothing about a card
     assert _form_reasons(props, "When would you like to travel?") == []
+
+
+def test_a_code_shown_in_an_app_or_on_a_device_is_a_one_time_code() -> None:
+    box = {"c": {"type": "string"}}
+    assert _form_reasons(box, "MitID approval: type the code shown in your code display.") == [
+        "otp-field"
+    ]
+    number = {"v": {"type": "integer", "title": "Number shown in the app", "maximum": 999999}}
+    assert _form_reasons(number, "Scan the QR code with your app, then confirm.") == ["otp-field"]
+    # an app named without a code is not a delivery
+    assert (
+        _form_reasons({"n": {"type": "string", "title": "App name"}}, "Which app do you use?") == []
+    )
