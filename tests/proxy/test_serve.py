@@ -280,3 +280,38 @@ def test_bad_upstream_connection_settings_stop_the_start(
 
 
 SERVE_TLS = [sys.executable, "-m", "gateway", "serve", "--upstream", "https://127.0.0.1:9/mcp"]
+
+
+def test_serve_logs_how_each_upstream_is_reached_without_its_secrets(tmp_path: Path) -> None:
+    port = free_port()
+    canary = "canary-upstream-token-5f3a"
+    env = {**peer_env(), "TOKEN_FOR_TEST": canary}
+    argv = [
+        *SERVE_TLS,
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "1",
+        "--upstream-tls-verify",
+        "off",
+        "--upstream-proxy",
+        "http://gw:hunter2@127.0.0.1:1",
+        "--upstream-header",
+        "Authorization: Bearer ${TOKEN_FOR_TEST}",
+    ]
+    log = tmp_path / "out.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            wait_healthy(proc, port, log)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    text = log.read_text()
+    events = {e.get("event"): e for e in read_log_events(log)}
+    configured = events["upstream.configured"]
+    assert configured["proxy"] == "http://127.0.0.1:1 (config)"
+    assert configured["static_headers"] == ["Authorization"]
+    assert configured["ca"] == "system CAs"
+    assert "upstream.tls_verify_off" in events
+    assert canary not in text and "hunter2" not in text

@@ -700,3 +700,15 @@ async def test_a_queued_request_gives_up_after_the_queue_timeout() -> None:
         slots.release()
         await slots.acquire()  # the slot is free again
     assert slots.in_use == 1
+
+
+def test_the_readme_configuration_example_is_valid() -> None:
+    """The README's gateway.yaml example (with its upstream connection keys) validates."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    block = readme.split("# gateway.yaml", 1)[1].split("\n", 1)[1].split("```", 1)[0]
+    data = yaml.safe_load(block)
+    settings = load_settings(None, data)
+    billing = settings.upstreams["billing"]
+    assert billing.tls is not None and billing.tls.ca_file == "/etc/gateway/tls/corp-ca.pem"
+    assert billing.proxy == "env" and billing.idle_seconds == 1.5
+    assert set(billing.headers) == {"Authorization", "X-Tenant"}
