@@ -215,6 +215,13 @@ class Upstream:
     host: str
     port: int
     seen_headers: list[dict[str, str]] = field(default_factory=list)
+    # Requests being answered now, and the most at once. With ``hold`` set, each request waits
+    # for it before answering; ``busy`` is set when ``in_flight`` reaches ``busy_at``.
+    in_flight: int = 0
+    peak: int = 0
+    hold: asyncio.Event | None = None
+    busy_at: int = 0
+    busy: asyncio.Event = field(default_factory=asyncio.Event)
 
     def url(self, scheme: str = "https", host: str | None = None) -> str:
         name = host or self.host
@@ -232,6 +239,15 @@ async def mcp_upstream(
     async def mcp(request: web.Request) -> web.Response:
         up.seen_headers.append(dict(request.headers))
         body = json.loads(await request.read())
+        up.in_flight += 1
+        up.peak = max(up.peak, up.in_flight)
+        try:
+            if up.busy_at and up.in_flight >= up.busy_at:
+                up.busy.set()
+            if up.hold is not None:
+                await up.hold.wait()
+        finally:
+            up.in_flight -= 1
         result = {"content": [{"type": "text", "text": "ok"}], "isError": False}
         return web.json_response({"jsonrpc": "2.0", "id": body.get("id"), "result": result})
 

@@ -673,13 +673,14 @@ async def open_socket(
     dns: DNSCache,
     *,
     timeout: float | None = None,
-    happy_eyeballs_delay: float = HAPPY_EYEBALLS_DELAY,
+    happy_eyeballs_delay: float | None = HAPPY_EYEBALLS_DELAY,
 ) -> socket.socket:
     """A connected (non-blocking) socket to the upstream — through the proxy's tunnel when there
     is one — ready for ``loop.create_connection(factory, sock=…, ssl=up.ssl,
     server_hostname=up.server_name)``. Resolves through ``dns``, races every address (happy
     eyeballs). Raises an ``UpstreamConnectError``; ``timeout`` (default: the connect timeout)
-    covers resolution, connect and the proxy's answer."""
+    covers resolution, connect and the proxy's answer. ``happy_eyeballs_delay=None`` tries the
+    addresses one after the other (for comparison in tests)."""
     stage = ["resolving " + (f"the egress proxy {up.proxy.address}" if up.proxy else up.host)]
     try:
         async with asyncio.timeout(up.connect_timeout if timeout is None else timeout):
@@ -693,7 +694,7 @@ async def open_socket(
 
 
 async def _open(
-    up: UpstreamSettings, dns: DNSCache, stage: list[str], delay: float
+    up: UpstreamSettings, dns: DNSCache, stage: list[str], delay: float | None
 ) -> socket.socket:
     via_proxy = up.proxy is not None
     host, port = up.dial

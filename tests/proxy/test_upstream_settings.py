@@ -569,6 +569,10 @@ async def test_a_dead_ipv6_address_first_does_not_eat_the_connect_budget(pki: Pk
             with pytest.raises(UpstreamConnectTimeout) as err:
                 await open_socket(up, v6_only, timeout=0.5)
             assert err.value.http_status == 504 and "connecting to" in err.value.detail
+            # one address after the other: the dead first one takes the whole budget
+            with pytest.raises(UpstreamConnectTimeout):
+                await open_socket(up, dns, timeout=1.0, happy_eyeballs_delay=None)
+            # raced: connected well within the 3 s connect timeout
             assert (await call(up, dns))["id"] == 7
 
 
@@ -688,6 +692,37 @@ async def test_the_connection_cap_under_500_concurrent_calls() -> None:
         results = await asyncio.gather(*tasks)
     assert results.count("busy") == 450 and results.count("served") == 50 == served
     assert peak == 10 and slots.in_use == 0 and slots.queued == 0
+
+
+async def test_500_concurrent_calls_to_a_real_upstream_never_exceed_the_cap() -> None:
+    """The cap around real connections: 500 calls at once, cap 10, queue 490 — the upstream
+    never serves more than 10 at once and all 500 are answered."""
+    up_settings: UpstreamSettings | None = None
+    async with mcp_upstream(None) as server:
+        server.hold, server.busy_at = asyncio.Event(), 10
+        up_settings = build(
+            {
+                "url": server.url("http"),
+                "max_connections": 10,
+                "max_queued": 490,
+                "queue_timeout": BOUND,
+            }
+        )
+        slots, dns = up_settings.new_slots(), up_settings.new_dns_cache()
+
+        async def capped() -> dict[str, Any]:
+            assert up_settings is not None
+            async with slots.slot():
+                return await call(up_settings, dns)
+
+        async with asyncio.timeout(BOUND * 3):
+            tasks = [asyncio.ensure_future(capped()) for _ in range(500)]
+            await server.busy.wait()
+            assert (slots.in_use, slots.queued) == (10, 490)
+            server.hold.set()
+            answers = await asyncio.gather(*tasks)
+    assert len(answers) == 500 and {a["id"] for a in answers} == {7}
+    assert server.peak == 10 and slots.in_use == 0
 
 
 async def test_a_queued_request_gives_up_after_the_queue_timeout() -> None:
