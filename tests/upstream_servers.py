@@ -352,7 +352,8 @@ def _answer(conn: ssl.SSLSocket, up: Upstream) -> None:
 class ConnectProxy:
     """An HTTP ``CONNECT`` proxy on 127.0.0.1, port 0. ``credentials`` (user, password):
     Basic auth required (else 407); ``refuse``: answer every CONNECT with this status;
-    ``hosts``: names it resolves itself (name → IP), like a proxy with its own DNS.
+    ``hosts``: names it resolves itself (name → IP), like a proxy with its own DNS;
+    ``trailing``: bytes sent after its 200, before the upstream says anything.
     ``tunnels`` counts the tunnels opened, ``requests`` the CONNECT targets asked for."""
 
     def __init__(
@@ -361,10 +362,12 @@ class ConnectProxy:
         credentials: tuple[str, str] | None = None,
         refuse: int | None = None,
         hosts: dict[str, str] | None = None,
+        trailing: bytes = b"",
     ) -> None:
         self.credentials = credentials
         self.refuse = refuse
         self.hosts = hosts or {}
+        self.trailing = trailing  # sent right after "200 Connection established" (a bad proxy)
         self.tunnels = 0
         self.requests: list[str] = []
         self.port = 0
@@ -433,7 +436,7 @@ class ConnectProxy:
             writer.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
             return
         self.tunnels += 1
-        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n" + self.trailing)
         try:
             await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
         finally:

@@ -34,6 +34,27 @@ how to reach it and what to send it. The relay's HTTP client takes everything it
   ``UpstreamConnectError`` family (``gateway/errors.py``): a fixed message for the client, and a
   ``detail`` for the log line that names the host, the address, the CA file (or "system CAs"),
   the client certificate or the proxy — never a credential.
+
+Wiring (the relay's client; ``build_upstreams`` once per process, at start):
+
+* the gateway's own client, per upstream: ``slots = up.new_slots()``, ``dns =
+  up.new_dns_cache()``; per request ``async with slots.slot():`` around the whole exchange (an
+  SSE stream holds its slot); a new connection is ``sock = await open_socket(up, dns)`` then
+  ``loop.create_connection(factory, sock=sock, ssl=up.ssl, server_hostname=up.server_name,
+  ssl_handshake_timeout=…)``, an ``OSError`` there (and on the first read: a TLS 1.3 server
+  refuses a client certificate after the handshake) becoming ``raise up.classify(exc)``; pooled
+  connections idle longer than ``up.idle_seconds`` are closed; request headers are
+  ``up.apply_headers(upstream_request_headers(…))``, after the credential digest of the client's
+  own ``Authorization`` was taken.
+* aiohttp's ``ClientSession``, one per upstream: ``TCPConnector(ssl=up.ssl or True, limit=0,
+  ttl_dns_cache=up.dns_ttl or None, use_dns_cache=up.dns_ttl > 0, keepalive_timeout=
+  up.idle_seconds, happy_eyeballs_delay=HAPPY_EYEBALLS_DELAY)``, ``trust_env=False`` (the proxy is
+  decided here), per request ``proxy=up.proxy.url if up.proxy else None``, ``proxy_headers=
+  {"Proxy-Authorization": up.proxy.authorization}`` when set, ``server_hostname=
+  up.server_name``, the same ``slots`` and ``apply_headers``; ``aiohttp.ClientConnectorError``'s
+  ``os_error`` (or the ``ssl`` error) goes through ``up.classify``.
+* ``/readyz``: ``ready_reason(await probe(up, dns))`` per upstream, with the same settings as the
+  client (``reason``: ``tls``, ``timeout``, ``proxy``, ``dns`` or ``connect``).
 """
 
 from __future__ import annotations

@@ -314,6 +314,36 @@ async def test_a_proxy_that_is_down(pki: Pki, tls_upstream: Upstream) -> None:
     assert "egress proxy 127.0.0.1" in err.value.detail
 
 
+async def test_an_http_upstream_through_a_proxy_is_tunnelled_too() -> None:
+    """CONNECT for http upstreams as well: the proxy never sees (nor logs) a request."""
+    async with mcp_upstream(None) as server, ConnectProxy() as proxy:
+        up = build({"url": server.url("http"), "proxy": proxy.url})
+        assert up.ssl is None and (await call(up))["id"] == 7
+        assert proxy.tunnels == 1 and proxy.requests == [f"127.0.0.1:{server.port}"]
+
+
+async def test_a_proxy_that_talks_for_the_upstream_is_refused(
+    pki: Pki, tls_upstream: Upstream
+) -> None:
+    async with ConnectProxy(trailing=b"HTTP/1.1 200 OK\r\n\r\n") as proxy:
+        up = build(
+            {"url": tls_upstream.url(), "tls": {"ca_file": str(pki.ca_file)}, "proxy": proxy.url}
+        )
+        with pytest.raises(UpstreamProxyError) as err:
+            await call(up)
+        assert "sent data after its answer" in err.value.detail
+
+
+async def test_tls_to_a_plain_http_server_is_a_tls_failure() -> None:
+    async with mcp_upstream(None) as server:
+        up = build({"url": server.url("https")})
+        with pytest.raises(UpstreamTLSError) as err:
+            await call(up)
+    assert type(err.value) is UpstreamTLSError and err.value.kind == "tls"
+    assert err.value.message == "upstream TLS handshake failed"
+    assert "TLS handshake with 127.0.0.1" in err.value.detail
+
+
 async def test_https_proxy_from_the_environment_and_no_proxy_bypass(
     pki: Pki, tls_upstream: Upstream
 ) -> None:
