@@ -122,7 +122,7 @@ def check_proxy_url(value: str) -> None:
 class Upstream(_Strict):
     url: str
     tls: UpstreamTLS | None = None
-    # "env" (default): HTTPS_PROXY / HTTP_PROXY / ALL_PROXY and NO_PROXY, as curl reads them;
+    # "env" (default): HTTPS_PROXY / HTTP_PROXY / ALL_PROXY and NO_PROXY (lowercase first);
     # "none" or null: always direct; an http:// URL (credentials allowed): always that proxy.
     proxy: str = "env"
     # Upstream connections open at once (this worker process); more requests wait in a queue of

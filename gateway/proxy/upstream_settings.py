@@ -9,7 +9,8 @@ how to reach it and what to send it. The relay's HTTP client takes everything it
   otherwise).
 * **Egress proxy**: ``proxy: env`` (default) reads ``https_proxy`` / ``HTTPS_PROXY`` (https
   upstreams) or ``http_proxy`` / ``HTTP_PROXY`` (http upstreams), then ``all_proxy`` /
-  ``ALL_PROXY``, and ``no_proxy`` / ``NO_PROXY`` — lowercase first, as curl reads them. A value
+  ``ALL_PROXY``, and ``no_proxy`` / ``NO_PROXY`` — lowercase first, like curl, Go and Python's
+  urllib (unlike curl, an uppercase ``HTTP_PROXY`` counts: the gateway is no CGI program). A value
   without a scheme is ``http://``. ``NO_PROXY`` entries are separated by commas (or spaces):
   ``*`` (everything), a domain (``example.com`` and ``.example.com`` both match the domain and
   every name under it), optionally with ``:port``, an IP address or a CIDR block (matched

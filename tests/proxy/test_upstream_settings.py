@@ -269,6 +269,12 @@ async def test_a_configured_proxy_tunnels_to_the_https_upstream(
         assert PROXY_PASSWORD not in repr(up) and "gw:" not in repr(up)
         assert (await call(up))["id"] == 7
         assert proxy.tunnels == 1 and proxy.requests == [tls_upstream.url()[8:-4]]
+        # through the tunnel, a certificate failure is the upstream's, not the proxy's
+        untrusted = build({"url": tls_upstream.url(), "proxy": url})
+        with pytest.raises(UpstreamCertificateUntrusted) as err:
+            await call(untrusted)
+        assert err.value.address == untrusted.address and PROXY_PASSWORD not in err.value.detail
+        assert proxy.tunnels == 2
 
 
 async def test_a_proxy_that_wants_credentials(pki: Pki, tls_upstream: Upstream) -> None:
@@ -422,6 +428,14 @@ def test_proxy_environment_conventions(
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "127.9.9.9", "[::1]", "a.localhost"])
 def test_loopback_is_never_proxied_from_the_environment(host: str) -> None:
     assert proxy_from_environment("https", host, 443, {"HTTPS_PROXY": "p:1"}) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"), [(None, "none"), ("NONE", "none"), ("Env", "env"), ("http://p:1", None)]
+)
+def test_proxy_setting_values(value: str | None, stored: str | None) -> None:
+    up = load_settings(None, {"upstreams": {"u": {"url": "https://a/mcp", "proxy": value}}})
+    assert up.upstreams["u"].proxy == (stored or value)
 
 
 def test_proxy_credentials_stay_out_of_repr_and_errors() -> None:
