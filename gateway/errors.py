@@ -17,14 +17,35 @@ instance may narrow them, e.g. 413 for a body too large); never shown with input
                                              the gateway cannot inspect (fail closed)
   + UpstreamUnavailable          502  -31001  upstream fault: connect/read failure
                                              (``timeout``: 504 -31002)
+    - UpstreamBusy               503  -31004  the upstream's connection cap is reached and its
+                                             waiting queue is full or waited too long
+                                             (``Retry-After``: ``retry_after``)
+    - UpstreamConnectError       502  -31001  no connection could be opened; ``kind``,
+                                             ``upstream``, ``address``, ``detail`` (log only)
+      - UpstreamDNSError         502  -31001  the host name does not resolve
+      - UpstreamConnectionRefused 502 -31001  every address refused (or was unreachable)
+      - UpstreamConnectTimeout   504  -31002  no connection within ``timeouts.connect``
+      - UpstreamProxyError       502  -31001  the egress proxy refused the tunnel, or could
+                                             not be reached
+        - UpstreamProxyAuthRequired 502 -31001  the proxy wants (other) credentials (407)
+      - UpstreamTLSError         502  -31001  the TLS handshake failed (protocol, cipher)
+        - UpstreamCertificateUntrusted 502 -31001  the server's certificate does not chain to
+                                             the configured CA file (or the system CAs)
+        - UpstreamHostnameMismatch 502 -31001  the certificate is not for the expected name
+        - UpstreamClientCertificateRejected 502 -31001  the server refused the gateway's
+                                             client certificate (or wanted one)
   + SealError                    400  -32602  sealing: a gateway token that does not open
                                              (tampered, expired, foreign); ``reason``
 
 The relay raises the client and upstream classes where the fault is known; the proxy's HTTP
 client's ``UpstreamError`` / ``UpstreamTimeout`` are ``UpstreamUnavailable``. A session token
 that does not open is answered 404 (what an MCP server answers for an unknown session), so the
-relay turns that ``SealError`` into a ``ClientProtocolError``. docs/architecture.md shows the same
-table; ``tests/test_errors.py`` checks that both match these classes.
+relay turns that ``SealError`` into a ``ClientProtocolError``. The ``UpstreamConnectError``
+family is built by ``gateway.proxy.upstream_settings.classify`` from the exception a connection
+attempt raised: its ``message`` (what the client reads) is fixed per class and names no host,
+address, file or credential; ``detail`` (the log line's) says which host, CA file or proxy.
+docs/architecture.md shows the same table; ``tests/test_errors.py`` checks that both match these
+classes.
 """
 
 from __future__ import annotations
@@ -39,6 +60,7 @@ HEADER_MISMATCH = -32020  # spec code (2026-07-28): header/body disagreement
 GATEWAY_UPSTREAM_ERROR = -31001
 GATEWAY_UPSTREAM_TIMEOUT = -31002
 GATEWAY_UPSTREAM_PROTOCOL = -31003
+GATEWAY_UPSTREAM_BUSY = -31004
 GATEWAY_POLICY_BLOCKED = -31010
 
 
@@ -125,3 +147,111 @@ class SealError(GatewayError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class UpstreamBusy(UpstreamUnavailable):
+    """The upstream's ``max_connections`` are all in use and its waiting queue is full, or a
+    request waited ``queue_timeout`` for a connection: 503 with ``Retry-After``."""
+
+    http_status: int = 503
+    jsonrpc_code: int = GATEWAY_UPSTREAM_BUSY
+
+    def __init__(
+        self, message: str = "upstream busy: too many connections", *, retry_after: int = 1
+    ) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class UpstreamConnectError(UpstreamUnavailable):
+    """No connection to the upstream could be opened. ``message`` (for the client) is fixed per
+    class; ``detail`` (for the log line) says what happened to which host, address, CA file or
+    proxy; ``upstream`` is the upstream's name, ``address`` the ``host:port`` dialled."""
+
+    kind = "connect"
+    summary = "upstream unreachable"
+    timeout_error = False
+
+    def __init__(self, detail: str, *, upstream: str = "", address: str = "") -> None:
+        super().__init__(self.summary, timeout=self.timeout_error)
+        self.detail = detail
+        self.upstream = upstream
+        self.address = address
+
+    def log_fields(self) -> dict[str, str]:
+        """The fields of the log line (never a credential or header value)."""
+        return {
+            "upstream": self.upstream,
+            "address": self.address,
+            "kind": self.kind,
+            "error": self.detail,
+        }
+
+
+class UpstreamDNSError(UpstreamConnectError):
+    """The upstream's (or the proxy's) host name does not resolve."""
+
+    kind = "dns"
+    summary = "upstream host name does not resolve"
+
+
+class UpstreamConnectionRefused(UpstreamConnectError):
+    """Every address of the upstream refused the connection (or was unreachable)."""
+
+    kind = "refused"
+    summary = "upstream refused the connection"
+
+
+class UpstreamConnectTimeout(UpstreamConnectError, TimeoutError):
+    """No connection (TCP, proxy tunnel and TLS handshake) within ``timeouts.connect``."""
+
+    http_status: int = 504
+    jsonrpc_code: int = GATEWAY_UPSTREAM_TIMEOUT
+    kind = "connect-timeout"
+    summary = "upstream connect timed out"
+    timeout_error = True
+
+
+class UpstreamProxyError(UpstreamConnectError):
+    """The egress proxy refused the tunnel (a non-2xx answer to CONNECT) or could not be
+    reached."""
+
+    kind = "proxy"
+    summary = "egress proxy refused the connection to the upstream"
+
+
+class UpstreamProxyAuthRequired(UpstreamProxyError):
+    """The egress proxy answered 407: credentials missing or not accepted."""
+
+    kind = "proxy-auth"
+    summary = "egress proxy requires authentication"
+
+
+class UpstreamTLSError(UpstreamConnectError):
+    """The TLS handshake with the upstream failed (protocol version, cipher, broken stream)."""
+
+    kind = "tls"
+    summary = "upstream TLS handshake failed"
+
+
+class UpstreamCertificateUntrusted(UpstreamTLSError):
+    """The upstream's certificate does not chain to the configured CA file (or the system
+    CAs), or is expired or otherwise invalid."""
+
+    kind = "tls-untrusted"
+    summary = "upstream certificate not trusted"
+
+
+class UpstreamHostnameMismatch(UpstreamTLSError):
+    """The upstream's certificate is valid but not for the expected host name."""
+
+    kind = "tls-hostname"
+    summary = "upstream certificate does not match its host name"
+
+
+class UpstreamClientCertificateRejected(UpstreamTLSError):
+    """The upstream refused the gateway's client certificate (or required one it was not
+    given)."""
+
+    kind = "tls-client-cert"
+    summary = "upstream rejected the gateway's client certificate"

@@ -15,7 +15,18 @@ from gateway.errors import (
     PolicyError,
     ProtocolError,
     SealError,
+    UpstreamBusy,
+    UpstreamCertificateUntrusted,
+    UpstreamClientCertificateRejected,
+    UpstreamConnectError,
+    UpstreamConnectionRefused,
+    UpstreamConnectTimeout,
+    UpstreamDNSError,
+    UpstreamHostnameMismatch,
     UpstreamProtocolError,
+    UpstreamProxyAuthRequired,
+    UpstreamProxyError,
+    UpstreamTLSError,
     UpstreamUnavailable,
 )
 from gateway.proxy.upstream import UpstreamError, UpstreamTimeout
@@ -30,6 +41,17 @@ CLASSES = {
         ClientProtocolError,
         UpstreamProtocolError,
         UpstreamUnavailable,
+        UpstreamBusy,
+        UpstreamConnectError,
+        UpstreamDNSError,
+        UpstreamConnectionRefused,
+        UpstreamConnectTimeout,
+        UpstreamProxyError,
+        UpstreamProxyAuthRequired,
+        UpstreamTLSError,
+        UpstreamCertificateUntrusted,
+        UpstreamHostnameMismatch,
+        UpstreamClientCertificateRejected,
         SealError,
     )
 }
@@ -70,8 +92,10 @@ def _architecture_rows() -> dict[str, tuple[str, int | None, int | None]]:
 def _actual() -> dict[str, tuple[str, int | None, int | None]]:
     out = {}
     for name, cls in CLASSES.items():
-        base = cls.__base__
-        parent = base.__name__ if base is not None and cls is not GatewayError else ""
+        # the parent in the tree: the first GatewayError base (UpstreamConnectTimeout is also
+        # a TimeoutError, which Python reports as its layout base)
+        bases = [b for b in cls.__bases__ if issubclass(b, GatewayError)]
+        parent = bases[0].__name__ if bases and cls is not GatewayError else ""
         out[name] = (parent, cls.http_status, cls.jsonrpc_code)
     return out
 
@@ -102,3 +126,16 @@ def test_an_instance_may_narrow_its_status_without_changing_the_class() -> None:
     assert too_large.http_status == 413
     assert ClientProtocolError.http_status == 400
     assert too_large.message == "Request body too large"
+
+
+def test_connection_failures_keep_their_status_per_instance() -> None:
+    """The class attributes in the table are what an instance answers (the connect timeout
+    included), and the client's message is the class's, whatever the detail says."""
+    slow = UpstreamConnectTimeout("no connection to 10.0.0.1:443 in time", upstream="u")
+    assert (slow.http_status, slow.jsonrpc_code, slow.timeout) == (504, -31002, True)
+    assert isinstance(slow, TimeoutError) and slow.message == "upstream connect timed out"
+    busy = UpstreamBusy(retry_after=3)
+    assert (busy.http_status, busy.jsonrpc_code, busy.retry_after) == (503, -31004, 3)
+    untrusted = UpstreamCertificateUntrusted("... /etc/ca.pem ...", upstream="u", address="h:1")
+    assert untrusted.message == "upstream certificate not trusted"
+    assert "/etc/ca.pem" not in untrusted.message and "/etc/ca.pem" in untrusted.detail

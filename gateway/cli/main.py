@@ -38,6 +38,44 @@ def _build_parser() -> argparse.ArgumentParser:
         "--policy", help="policy YAML file (default: the shipped policies/default.yaml)"
     )
     serve.add_argument("--config", help="gateway YAML config (several upstreams, limits, timeouts)")
+    up = serve.add_argument_group(
+        "the --upstream's connection (with --config: upstreams.<name>.tls, .proxy, …)"
+    )
+    up.add_argument("--upstream-ca-file", metavar="FILE", help="PEM CA bundle that signs it")
+    up.add_argument(
+        "--upstream-cert-file", metavar="FILE", help="client certificate (PEM) for mTLS"
+    )
+    up.add_argument("--upstream-key-file", metavar="FILE", help="the client certificate's key")
+    up.add_argument(
+        "--upstream-server-name", metavar="NAME", help="TLS name (SNI, verified) if not the URL's"
+    )
+    up.add_argument(
+        "--upstream-tls-verify",
+        choices=("on", "off"),
+        default=None,
+        help="verify its certificate (default on; off only for tests)",
+    )
+    up.add_argument(
+        "--upstream-proxy",
+        metavar="URL",
+        help="egress proxy http://[user:pass@]host:port, 'none' (direct) or 'env' (default: "
+        "HTTPS_PROXY / HTTP_PROXY / NO_PROXY)",
+    )
+    up.add_argument(
+        "--upstream-max-connections",
+        type=int,
+        default=None,
+        metavar="N",
+        help="connections open to it at once, per worker (default 1024)",
+    )
+    up.add_argument(
+        "--upstream-header",
+        action="append",
+        default=None,
+        metavar="'NAME: VALUE'",
+        help="static header sent to it (repeatable); write secrets as ${ENV_NAME} or "
+        "${file:/path}, never literally",
+    )
     serve.add_argument(
         "--demo-upstream",
         action="store_true",

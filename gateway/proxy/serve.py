@@ -64,6 +64,28 @@ ENVIRONMENT = {
     "log_level": "GATEWAY_LOG_LEVEL",
     "workers": "GATEWAY_WORKERS",
     "drain_seconds": "GATEWAY_DRAIN_SECONDS",
+    "upstream_ca_file": "GATEWAY_UPSTREAM_CA_FILE",
+    "upstream_cert_file": "GATEWAY_UPSTREAM_CERT_FILE",
+    "upstream_key_file": "GATEWAY_UPSTREAM_KEY_FILE",
+    "upstream_server_name": "GATEWAY_UPSTREAM_SERVER_NAME",
+    "upstream_tls_verify": "GATEWAY_UPSTREAM_TLS_VERIFY",
+    "upstream_proxy": "GATEWAY_UPSTREAM_PROXY",
+    "upstream_max_connections": "GATEWAY_UPSTREAM_MAX_CONNECTIONS",
+}
+# The single --upstream's connection flags (argparse dest → its key in upstreams.default);
+# ``--upstream-header`` (repeatable, no variable) is read apart.
+UPSTREAM_TLS_FLAGS = {
+    "upstream_ca_file": "ca_file",
+    "upstream_cert_file": "cert_file",
+    "upstream_key_file": "key_file",
+    "upstream_server_name": "server_name",
+    "upstream_tls_verify": "verify",
+}
+UPSTREAM_FLAGS = {
+    **{dest: f"tls.{key}" for dest, key in UPSTREAM_TLS_FLAGS.items()},
+    "upstream_proxy": "proxy",
+    "upstream_max_connections": "max_connections",
+    "upstream_header": "headers",
 }
 
 
@@ -77,6 +99,7 @@ SETTING_OF = {
     "log_level": "log_level",
     "workers": "workers",
     "drain_seconds": "drain_seconds",
+    **{dest: f"upstreams.{SINGLE_UPSTREAM}.{key}" for dest, key in UPSTREAM_FLAGS.items()},
 }
 
 # Worker restarts: the first after RESTART_DELAY, doubling with each exit in the window up to
@@ -91,10 +114,14 @@ MAX_EXITS = 5
 
 def resolve_flags(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, Any]:
     """Each flag's value, or the environment's when the flag was not given."""
-    return {
-        dest: getattr(args, dest) if getattr(args, dest) is not None else environ.get(var) or None
+    flags = {
+        dest: getattr(args, dest, None)
+        if getattr(args, dest, None) is not None
+        else environ.get(var) or None
         for dest, var in ENVIRONMENT.items()
     }
+    flags["upstream_header"] = getattr(args, "upstream_header", None)
+    return flags
 
 
 def resolve_sources(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, str]:
@@ -102,9 +129,9 @@ def resolve_sources(args: argparse.Namespace, environ: Mapping[str, str]) -> dic
     error names the flag or variable the operator wrote."""
     out: dict[str, str] = {}
     for dest, setting in SETTING_OF.items():
-        if getattr(args, dest) is not None:
+        if getattr(args, dest, None) is not None:
             out[setting] = "--" + dest.replace("_", "-")
-        elif environ.get(ENVIRONMENT[dest]):
+        elif dest in ENVIRONMENT and environ.get(ENVIRONMENT[dest]):
             out[setting] = ENVIRONMENT[dest]
     return out
 
@@ -212,9 +239,40 @@ def _overrides(flags: Mapping[str, Any], upstream: str | None) -> dict[str, Any]
         "workers": flags["workers"],
         "drain_seconds": flags["drain_seconds"],
     }
+    given: dict[str, Any] = {d: flags[d] for d in UPSTREAM_FLAGS if flags.get(d) is not None}
+    if given and not upstream:
+        dest = next(iter(given))
+        label = "--" + dest.replace("_", "-")
+        if dest in ENVIRONMENT:
+            label += f" / {ENVIRONMENT[dest]}"
+        key = UPSTREAM_FLAGS[dest]
+        raise ConfigError(
+            f"{label} applies to --upstream only; with --config set upstreams.<name>.{key}"
+        )
     if upstream:
-        out["upstreams"] = {SINGLE_UPSTREAM: {"url": upstream}}
+        single: dict[str, Any] = {"url": upstream}
+        tls = {key: flags[dest] for dest, key in UPSTREAM_TLS_FLAGS.items() if given.get(dest)}
+        if tls:
+            single["tls"] = tls
+        if given.get("upstream_proxy"):
+            single["proxy"] = given["upstream_proxy"]
+        if given.get("upstream_max_connections") is not None:
+            single["max_connections"] = given["upstream_max_connections"]
+        if given.get("upstream_header"):
+            single["headers"] = _header_flags(given["upstream_header"])
+        out["upstreams"] = {SINGLE_UPSTREAM: single}
     return out
+
+
+def _header_flags(values: list[str]) -> dict[str, str]:
+    """``--upstream-header 'Name: value'`` (repeatable) → ``headers``."""
+    headers: dict[str, str] = {}
+    for value in values:
+        name, sep, rest = value.partition(":")
+        if not sep or not name.strip():
+            raise ConfigError("--upstream-header: expected 'NAME: VALUE'")
+        headers[name.strip()] = rest.strip()
+    return headers
 
 
 async def _run(
@@ -277,6 +335,34 @@ async def _run(
     await relay.wait_idle(1.0)
     await runner.cleanup()
     log.info("gateway.stopped", drained=finished, pid=os.getpid())
+
+
+def _check_upstreams(settings: Settings, sources: Mapping[str, str], config: str | None) -> None:
+    """Build every upstream's connection settings once (raises ConfigError naming the file and
+    field, or the flag / variable) and log how each upstream is reached — never a credential or
+    a header value."""
+    from gateway.proxy.upstream_settings import build_upstreams  # noqa: PLC0415 - ssl set-up
+
+    log = get_logger("gateway")
+    built = build_upstreams(settings, source=config or "command line", sources=sources)
+    for name, up in built.items():
+        log.info(
+            "upstream.configured",
+            upstream=name,
+            url=str(up.url.with_query(None).with_user(None)),
+            proxy=None if up.proxy is None else f"{up.proxy.url} ({up.proxy.source})",
+            ca=up.ca if up.ssl is not None else None,
+            client_cert=up.client_cert,
+            server_name=up.server_name,
+            static_headers=[header for header, _ in up.headers],
+            max_connections=up.max_connections,
+        )
+        if up.ssl is not None and not up.verify:
+            log.warning(
+                "upstream.tls_verify_off",
+                upstream=name,
+                message="the upstream's certificate is not verified (tls.verify: false)",
+            )
 
 
 def _warning_for_keys(keys: KeyRing) -> None:
@@ -506,6 +592,9 @@ def run_serve(args: argparse.Namespace) -> int:
                     raise ConfigError("--demo-upstream and --upstream are exclusive")
                 upstream = stack.enter_context(demo_upstream())
             settings = load_settings(flags["config"], _overrides(flags, upstream), sources)
+            # Certificates, keys, CA bundles, proxies and header references are checked now, so
+            # that a mistake stops the start (exit 2) instead of failing every request.
+            _check_upstreams(settings, sources, flags["config"])
             count = settings.workers or os.cpu_count() or 1
             reserved = _claim_listen(settings, sources, flags["config"], count)
             if count > 1:

@@ -13,8 +13,10 @@ from pathlib import Path
 import pytest
 
 from gateway.cli.main import _build_parser
+from gateway.errors import ConfigError
 from gateway.proxy.config import PACKAGED_POLICIES, load_settings
-from gateway.proxy.serve import _overrides, resolve_flags
+from gateway.proxy.serve import _overrides, resolve_flags, resolve_sources
+from gateway.proxy.upstream_settings import build_upstreams
 from tests.peers.procs import ROOT, free_port, peer_env, read_log_events
 
 
@@ -197,3 +199,119 @@ def test_serve_runs_on_the_system_allocator_unless_the_operator_chose_one(
     assert b"serve" in cmdline
     if how == "console script":
         assert str(script).encode() in cmdline
+
+
+def test_upstream_connection_flags_and_variables() -> None:
+    """--upstream-* flags over GATEWAY_UPSTREAM_* variables, into upstreams.default."""
+    args = _build_parser().parse_args(
+        [
+            "serve",
+            "--upstream",
+            "https://127.0.0.1:8443/mcp",
+            "--upstream-tls-verify",
+            "off",
+            "--upstream-server-name",
+            "mcp.internal",
+            "--upstream-header",
+            "Authorization: Bearer ${UPSTREAM_TOKEN}",
+            "--upstream-header",
+            "X-Tenant: 42",
+        ]
+    )
+    env = {
+        "GATEWAY_UPSTREAM_TLS_VERIFY": "on",
+        "GATEWAY_UPSTREAM_PROXY": "http://proxy.corp:3128",
+        "GATEWAY_UPSTREAM_MAX_CONNECTIONS": "7",
+        "UPSTREAM_TOKEN": "t0ken",
+    }
+    flags = resolve_flags(args, env)
+    sources = resolve_sources(args, env)
+    settings = load_settings(None, _overrides(flags, flags["upstream"]), sources)
+    single = settings.upstreams["default"]
+    assert single.tls is not None and single.tls.verify is False  # the flag over the variable
+    assert single.tls.server_name == "mcp.internal"
+    assert single.proxy == "http://proxy.corp:3128" and single.max_connections == 7
+    built = build_upstreams(settings, environ=env, sources=sources)["default"]
+    assert built.headers == (("Authorization", "Bearer t0ken"), ("X-Tenant", "42"))
+    assert built.proxy is not None and built.proxy.host == "proxy.corp"
+    assert sources["upstreams.default.max_connections"] == "GATEWAY_UPSTREAM_MAX_CONNECTIONS"
+
+
+def test_upstream_connection_flags_need_the_single_upstream() -> None:
+    args = _build_parser().parse_args(["serve", "--config", "gw.yaml"])
+    flags = resolve_flags(args, {"GATEWAY_UPSTREAM_CA_FILE": "/etc/ca.pem"})
+    with pytest.raises(ConfigError, match="GATEWAY_UPSTREAM_CA_FILE applies to --upstream only"):
+        _overrides(flags, None)
+
+
+@pytest.mark.parametrize(
+    ("argv", "env", "needles"),
+    [
+        (["--upstream-ca-file", "/nonexistent/ca.pem"], {}, ["--upstream-ca-file", "no such file"]),
+        (
+            [],
+            {"GATEWAY_UPSTREAM_PROXY": "socks5://u:hunter2@p:1"},
+            ["GATEWAY_UPSTREAM_PROXY", "http://"],
+        ),
+        (
+            ["--upstream-header", "Authorization: Bearer ${NOT_SET_ANYWHERE}"],
+            {},
+            ["--upstream-header", "NOT_SET_ANYWHERE is not set"],
+        ),
+        (["--upstream-key-file", "/k.pem"], {}, ["key_file given without cert_file"]),
+    ],
+)
+def test_bad_upstream_connection_settings_stop_the_start(
+    argv: list[str], env: dict[str, str], needles: list[str]
+) -> None:
+    done = subprocess.run(
+        [*SERVE_TLS, *argv],
+        cwd=ROOT,
+        env={**peer_env(), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    for needle in needles:
+        assert needle in done.stderr, (needle, done.stderr)
+    assert "hunter2" not in done.stderr + done.stdout
+
+
+SERVE_TLS = [sys.executable, "-m", "gateway", "serve", "--upstream", "https://127.0.0.1:9/mcp"]
+
+
+def test_serve_logs_how_each_upstream_is_reached_without_its_secrets(tmp_path: Path) -> None:
+    port = free_port()
+    canary = "canary-upstream-token-5f3a"
+    env = {**peer_env(), "TOKEN_FOR_TEST": canary}
+    argv = [
+        *SERVE_TLS,
+        "--listen",
+        f"127.0.0.1:{port}",
+        "--workers",
+        "1",
+        "--upstream-tls-verify",
+        "off",
+        "--upstream-proxy",
+        "http://gw:hunter2@127.0.0.1:1",
+        "--upstream-header",
+        "Authorization: Bearer ${TOKEN_FOR_TEST}",
+    ]
+    log = tmp_path / "out.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            wait_healthy(proc, port, log)
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    text = log.read_text()
+    events = {e.get("event"): e for e in read_log_events(log)}
+    configured = events["upstream.configured"]
+    assert configured["proxy"] == "http://127.0.0.1:1 (config)"
+    assert configured["static_headers"] == ["Authorization"]
+    assert configured["ca"] == "system CAs"
+    assert "upstream.tls_verify_off" in events
+    assert canary not in text and "hunter2" not in text
