@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import sys
 import tempfile
@@ -347,7 +346,3 @@ async def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) 
     assert out == b""  # nothing but MCP on stdout, ever
     last = err.decode().strip().splitlines()[-1]
     assert last.startswith("elicitation-gateway: error:") and message in last
-
-
-def test_the_child_module_path_is_real() -> None:
-    assert CHILD.exists() and os.access(sys.executable, os.X_OK)
