@@ -198,6 +198,29 @@ def private_stdout() -> int:
 # -- the conversation -------------------------------------------------------------------------
 
 
+class PolicyHolder:
+    """The policy in force; SIGHUP loads the file again (an invalid file keeps the old one).
+    Each client request keeps the policy it started with (the relay's snapshot)."""
+
+    def __init__(self, path: str, policy: Any, audit: AuditFile | None = None) -> None:
+        self.path = path
+        self.current = policy
+        self.audit = audit
+
+    def __call__(self) -> Any:
+        return self.current
+
+    def on_hup(self) -> None:
+        """SIGHUP: reopen the audit file at its path (log rotation) and reload the policy."""
+        from gateway.proxy.reload import reload_from_file  # noqa: PLC0415
+        from gateway.proxy.serve import reopen_audit  # noqa: PLC0415
+
+        reopen_audit(self.audit)
+        policy = reload_from_file(self.path, self.current)
+        if policy is not None:
+            self.current = policy
+
+
 @dataclass(slots=True)
 class _Ending:
     stop: asyncio.Event = field(default_factory=asyncio.Event)  # SIGTERM / SIGINT
@@ -219,7 +242,7 @@ async def _pump(
 async def converse(
     options: StdioOptions,
     *,
-    policy: Any,
+    policy: PolicyHolder,
     env: dict[str, str],
     read_client: Callable[[], Awaitable[bytes]],
     out: ClientOut,
@@ -241,7 +264,7 @@ async def converse(
     relay = StdioRelay(
         upstream=options.name,
         enforcer=Enforcer(KeyRing.random(), answered=AnsweredTable(slots=4096)),
-        policy=lambda: policy,
+        policy=policy,
         events=AuditEvents(metrics),
         to_client=out.write,
         to_server=to_server,
@@ -252,6 +275,7 @@ async def converse(
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, ending.stop.set)
+    loop.add_signal_handler(signal.SIGHUP, policy.on_hup)
     max_bytes = options.max_message_bytes
     client = asyncio.create_task(_pump(read_client, LineSplitter(max_bytes), relay.from_client))
     server = asyncio.create_task(_pump(child.read, LineSplitter(max_bytes), relay.from_server))
@@ -287,7 +311,7 @@ async def converse(
         for task in (client, server, exited, stopped):
             task.cancel()
         await asyncio.gather(client, server, exited, stopped, return_exceptions=True)
-        for signum in (signal.SIGTERM, signal.SIGINT):
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.remove_signal_handler(signum)
         if child.returncode is None:  # only on an error above: never leave it running
             child.signal_group(signal.SIGKILL)
@@ -315,7 +339,11 @@ async def _metrics_server(listen: str, metrics: Metrics) -> Callable[[], Awaitab
 
 
 async def _main(
-    options: StdioOptions, policy: Any, env: dict[str, str], fd: int, err: IO[bytes] | None
+    options: StdioOptions,
+    policy: PolicyHolder,
+    env: dict[str, str],
+    fd: int,
+    err: IO[bytes] | None,
 ) -> int:
     log = get_logger("gateway")
     metrics = Metrics()
@@ -365,8 +393,9 @@ def run_stdio(args: argparse.Namespace) -> int:
     fd = private_stdout()
     audit: AuditFile | None = None
     level = (args.log_level or "info").lower()
-    configure_logging(level, stream=sys.stderr)
-    log = get_logger("gateway")
+    configure_logging(
+        level if level in ("debug", "info", "warning", "error") else "info", stream=sys.stderr
+    )
     try:
         options = options_from_args(args)
         if options.audit_file:
@@ -387,9 +416,10 @@ def run_stdio(args: argparse.Namespace) -> int:
                     raise ConfigError(
                         f"--child-stderr {options.child_stderr}: cannot open: {exc.strerror}"
                     ) from None
-            return asyncio.run(_main(options, policy, env, fd, err))
+            holder = PolicyHolder(options.policy, policy, audit)
+            return asyncio.run(_main(options, holder, env, fd, err))
     except (ConfigError, PolicyError) as exc:
-        log.error("gateway.config_error", error=str(exc))
+        # One line for people (logs share stderr here: no JSON twin of the same error).
         print(f"elicitation-gateway: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
     finally:

@@ -12,6 +12,7 @@ import signal
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +21,10 @@ from typing import Any
 import pytest
 
 from gateway import errors
+from gateway.cli.main import _build_parser
 from gateway.stdio.child import MINIMAL_ENV
-from tests.peers.procs import ROOT, peer_env, read_log_events
+from gateway.stdio.run import options_from_args
+from tests.peers.procs import ROOT, free_port, peer_env, read_log_events
 
 CHILD = ROOT / "tests" / "peers" / "stdio_child.py"
 WAIT = 30.0  # the longest any single step may take (a slow, shared machine)
@@ -194,6 +197,40 @@ async def test_garbage_on_the_childs_stdout_is_never_forwarded() -> None:
     assert "Server listening" not in json.dumps(reasons)  # the line itself is not logged
 
 
+async def test_metrics_are_opt_in_and_count_the_decisions() -> None:
+    port = free_port()
+    async with gateway(options=("--metrics-listen", f"127.0.0.1:{port}")) as gw:
+        await initialized(gw)
+        await gw.call(1, "elicit")
+        assert (await gw.recv())["id"] == 1
+        url = f"http://127.0.0.1:{port}/metrics"
+        text = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=WAIT).read())
+        gw.close_stdin()
+        assert await gw.exit_code() == 0
+    wanted = 'gateway_elicitations_total{action="block",carrier="server-request",mode="form"} 1.0'
+    assert wanted in text.decode(), text.decode()
+
+
+async def test_sighup_reloads_the_policy(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_bytes((ROOT / "policies" / "default.yaml").read_bytes())
+    async with gateway(options=("--policy", str(policy))) as gw:
+        await initialized(gw)
+        await gw.call(1, "elicit")
+        assert (await gw.recv())["id"] == 1  # blocked: the answer, no elicitation before it
+        policy.write_bytes((ROOT / "policies" / "audit-only.yaml").read_bytes())
+        gw.process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + WAIT
+        while not gw.events("policy.reloaded"):
+            assert time.monotonic() < deadline, gw.stderr()[-2000:]
+            await asyncio.sleep(0.05)
+        await gw.call(2, "elicit")
+        shown = await gw.recv()  # shadow mode: forwarded to the user
+        assert shown["method"] == "elicitation/create" and shown["id"].startswith("gq1.")
+        gw.close_stdin()
+        assert await gw.exit_code() == 0
+
+
 # -- size -----------------------------------------------------------------------------------
 
 
@@ -346,3 +383,13 @@ async def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) 
     assert out == b""  # nothing but MCP on stdout, ever
     last = err.decode().strip().splitlines()[-1]
     assert last.startswith("elicitation-gateway: error:") and message in last
+
+
+def test_everything_after_the_double_dash_belongs_to_the_command() -> None:
+    args = _build_parser().parse_args(
+        ["stdio", "--policy", "p.yaml", "--env", "A", "--", "srv", "--policy", "q", "--", "x"]
+    )
+    options = options_from_args(args)
+    assert options.command == ("srv", "--policy", "q", "--", "x")
+    assert (options.policy, options.env, options.name) == ("p.yaml", ("A",), "srv")
+    assert options.grace == 2.0 and options.max_message_bytes == 16 * 1024 * 1024
