@@ -34,6 +34,7 @@ MINIMAL_ENV: Final = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 GATEWAY_PREFIX: Final = "GATEWAY_"  # the gateway's own settings, its keys among them
 READ_CHUNK: Final = 64 * 1024
 POLL_SECONDS: Final = 0.01
+NOWAIT_BUFFER: Final = 1024 * 1024  # see Child.send
 REAP_SECONDS: Final = 5.0  # after SIGKILL: only an unkillable process (D state) runs this out
 
 
@@ -105,7 +106,6 @@ class Child:
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
         self.pid = process.pid
-        self._lock = asyncio.Lock()
 
     @classmethod
     async def start(
@@ -133,17 +133,24 @@ class Child:
     def returncode(self) -> int | None:
         return self.process.returncode
 
-    async def send(self, line: bytes) -> None:
-        """Write one line to the child's stdin. Raises ChildGone once it cannot be written."""
+    async def send(self, line: bytes, *, wait: bool = True) -> None:
+        """Write one line to the child's stdin. Raises ChildGone once it cannot be written.
+
+        A line goes into the pipe's buffer whole (lines never interleave); ``wait`` then waits
+        until the child has read enough of it. ``wait=False`` is for what the gateway writes
+        while relaying the child's own output (a blocked elicitation's decline): waiting there
+        for a child that is itself blocked writing to the gateway would deadlock both, so the
+        line is only buffered — up to ``NOWAIT_BUFFER`` bytes, beyond which it waits anyway (a
+        child that floods and never reads must not grow the gateway without bound)."""
         stdin = self.process.stdin
         if stdin is None or stdin.is_closing():
             raise ChildGone
-        async with self._lock:
-            try:
-                stdin.write(line)
+        try:
+            stdin.write(line)
+            if wait or stdin.transport.get_write_buffer_size() > NOWAIT_BUFFER:
                 await stdin.drain()
-            except (BrokenPipeError, ConnectionResetError) as exc:
-                raise ChildGone from exc
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise ChildGone from exc
 
     async def read(self) -> bytes:
         """The next bytes of the child's stdout; ``b""`` at its end."""

@@ -97,6 +97,7 @@ class StdioRelay:
         to_client: Send,
         to_server: Send,
         logger: FilteringBoundLogger,
+        reply_to_server: Send | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         max_depth: int = DEFAULT_MAX_DEPTH,
     ) -> None:
@@ -106,6 +107,9 @@ class StdioRelay:
         self._emit = events
         self._to_client = to_client
         self._to_server = to_server
+        # What the relay writes to the server while relaying the server's own output (replies,
+        # its own 2026 retries): a writer that does not wait for a server busy writing to us.
+        self._reply = reply_to_server or to_server
         self._log = logger
         self.max_message_bytes = max_message_bytes
         self._max_depth = max_depth
@@ -255,7 +259,7 @@ class StdioRelay:
         if outcome.notice is not None:
             await self._to_client(encode_line(dumps(outcome.notice)))
         if outcome.retry is not None:
-            await self._to_server(encode_line(dumps(outcome.retry.message)))
+            await self._reply(encode_line(dumps(outcome.retry.message)))
             return
         if outcome.drop or outcome.fail is not None:
             return
@@ -306,9 +310,9 @@ class StdioRelay:
         line, the rewritten message or nothing, the retry, the notice, the error."""
         outcome, events = self._enforcer.process(msg, x, policy)
         self._emit(events)
-        for reply in outcome.replies:
+        for reply in outcome.replies:  # only server messages have replies
             if not self.gone:
-                await self._to_server(encode_line(dumps(reply)))
+                await self._reply(encode_line(dumps(reply)))
         return outcome
 
     # -- the end --------------------------------------------------------------------------

@@ -261,6 +261,10 @@ async def converse(
         with contextlib.suppress(ChildGone):
             await child.send(line)
 
+    async def reply_to_server(line: bytes) -> None:
+        with contextlib.suppress(ChildGone):
+            await child.send(line, wait=False)
+
     relay = StdioRelay(
         upstream=options.name,
         enforcer=Enforcer(KeyRing.random(), answered=AnsweredTable(slots=4096)),
@@ -268,6 +272,7 @@ async def converse(
         events=AuditEvents(metrics),
         to_client=out.write,
         to_server=to_server,
+        reply_to_server=reply_to_server,
         logger=log,
         max_message_bytes=options.max_message_bytes,
     )
@@ -297,7 +302,9 @@ async def converse(
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(server), DRAIN_SECONDS)
         child.sweep()
-        await relay.upstream_gone()
+        # A client that stopped reading cannot hold the gateway: bounded like the rest.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(relay.upstream_gone(), DRAIN_SECONDS)
         log.info(
             "stdio.stopped",
             upstream=options.name,

@@ -128,3 +128,16 @@ async def test_writing_to_a_child_that_exited_raises_child_gone() -> None:
 async def test_a_command_that_does_not_exist_raises_oserror() -> None:
     with pytest.raises(FileNotFoundError):
         await Child.start(["/nonexistent/mcp-server"], {})
+
+
+async def test_lines_written_without_waiting_do_not_block_on_a_child_that_does_not_read() -> None:
+    """What the gateway writes while relaying the child's output must not wait for a child that
+    is itself blocked writing: 200 KiB (over the 64 KiB pipe) is buffered, not waited for."""
+    child = await Child.start(python("import time\ntime.sleep(60)"), {})
+    try:
+        for _ in range(200):
+            await asyncio.wait_for(child.send(b"x" * 1023 + b"\n", wait=False), 5.0)
+        stdin = child.process.stdin
+        assert stdin is not None and stdin.transport.get_write_buffer_size() > 0
+    finally:
+        await asyncio.wait_for(child.stop(0.0, 5.0), WAIT)

@@ -42,6 +42,7 @@ class Pipes:
     client: list[dict[str, Any]] = field(default_factory=list)
     server: list[dict[str, Any]] = field(default_factory=list)
     raw_client: list[bytes] = field(default_factory=list)
+    replies: list[dict[str, Any]] = field(default_factory=list)  # written without waiting
     audit: list[dict[str, Any]] = field(default_factory=list)
 
     async def to_client(self, line: bytes) -> None:
@@ -52,6 +53,10 @@ class Pipes:
     async def to_server(self, line: bytes) -> None:
         assert line.endswith(b"\n") and line.count(b"\n") == 1
         self.server.append(json.loads(line))
+
+    async def reply(self, line: bytes) -> None:
+        await self.to_server(line)
+        self.replies.append(self.server[-1])
 
     def events(self, events: list[Event]) -> None:
         self.audit.extend(e.record() for e in events)
@@ -66,6 +71,7 @@ def relay(policy: Policy = DEFAULT, max_bytes: int = 1 << 20) -> tuple[StdioRela
         events=pipes.events,
         to_client=pipes.to_client,
         to_server=pipes.to_server,
+        reply_to_server=pipes.reply,
         logger=structlog.get_logger("test"),
         max_message_bytes=max_bytes,
     )
@@ -156,6 +162,7 @@ async def test_a_blocked_elicitation_never_reaches_the_client_and_the_server_get
     await r.from_server(elicit(7, PASSWORD_FORM))
     assert p.client == []
     assert p.server[-1] == {"jsonrpc": "2.0", "id": 7, "result": {"action": "decline"}}
+    assert p.replies == [p.server[-1]]  # written by the reply writer (no wait on the server)
     decision = [a for a in p.audit if a["event"] == "elicitation.decision"]
     assert decision[0]["action"] == "block" and decision[0]["transport"] == "stdio"
     assert decision[0]["upstream"] == "acme" and decision[0]["client"] == "desk"
@@ -271,6 +278,7 @@ async def test_modern_round_all_blocked_the_gateway_retries_itself() -> None:
     await r.from_server(input_required(1, {"login": PASSWORD_FORM}))
     assert p.client == []
     retry = p.server[-1]
+    assert p.replies == [retry]
     assert retry["id"].startswith("gateway-retry-")
     assert retry["params"]["inputResponses"] == {"login": {"action": "decline"}}
     assert retry["params"]["requestState"] == "s1"
