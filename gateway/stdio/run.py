@@ -239,6 +239,58 @@ async def _pump(
         await handle(frame)
 
 
+async def _start_child(
+    options: StdioOptions, env: dict[str, str], policy: PolicyHolder, err: IO[bytes] | None
+) -> Child:
+    """Start the child, then load the detectors' data while it starts (a server started by npx
+    or uvx takes seconds too: the client's first answer waits for the slower of the two, not
+    for both). Nothing is read from either side before the data is loaded: no decision is
+    cold."""
+    try:
+        child = await Child.start(options.command, env, stderr=err, cwd=options.cwd)
+    except OSError as exc:
+        raise ConfigError(f"cannot start {options.command[0]}: {exc.strerror or exc}") from None
+    try:
+        from gateway.policy.engine import warm_up  # noqa: PLC0415 - heavy
+
+        await asyncio.to_thread(warm_up, policy.current)
+    except BaseException:
+        child.signal_group(signal.SIGKILL)
+        await child.wait_exit(2.0)
+        raise
+    return child
+
+
+def _relay_for(
+    options: StdioOptions,
+    child: Child,
+    *,
+    policy: PolicyHolder,
+    out: ClientOut,
+    log: FilteringBoundLogger,
+    metrics: Metrics,
+) -> StdioRelay:
+    async def to_server(line: bytes) -> None:
+        with contextlib.suppress(ChildGone):
+            await child.send(line)
+
+    async def reply_to_server(line: bytes) -> None:
+        with contextlib.suppress(ChildGone):
+            await child.send(line, wait=False)
+
+    return StdioRelay(
+        upstream=options.name,
+        enforcer=Enforcer(KeyRing.random(), answered=AnsweredTable(slots=4096)),
+        policy=policy,
+        events=AuditEvents(metrics),
+        to_client=out.write,
+        to_server=to_server,
+        reply_to_server=reply_to_server,
+        logger=log,
+        max_message_bytes=options.max_message_bytes,
+    )
+
+
 async def converse(
     options: StdioOptions,
     *,
@@ -251,31 +303,9 @@ async def converse(
     child_stderr: IO[bytes] | None = None,
 ) -> int:
     """Run one conversation to its end; the exit status."""
-    try:
-        child = await Child.start(options.command, env, stderr=child_stderr, cwd=options.cwd)
-    except OSError as exc:
-        raise ConfigError(f"cannot start {options.command[0]}: {exc.strerror or exc}") from None
+    child = await _start_child(options, env, policy, child_stderr)
     log.info("stdio.started", upstream=options.name, child_pid=child.pid, policy=options.policy)
-
-    async def to_server(line: bytes) -> None:
-        with contextlib.suppress(ChildGone):
-            await child.send(line)
-
-    async def reply_to_server(line: bytes) -> None:
-        with contextlib.suppress(ChildGone):
-            await child.send(line, wait=False)
-
-    relay = StdioRelay(
-        upstream=options.name,
-        enforcer=Enforcer(KeyRing.random(), answered=AnsweredTable(slots=4096)),
-        policy=policy,
-        events=AuditEvents(metrics),
-        to_client=out.write,
-        to_server=to_server,
-        reply_to_server=reply_to_server,
-        logger=log,
-        max_message_bytes=options.max_message_bytes,
-    )
+    relay = _relay_for(options, child, policy=policy, out=out, log=log, metrics=metrics)
     ending = _Ending()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -380,7 +410,6 @@ async def _main(
 
 def load(options: StdioOptions, environ: dict[str, str]) -> tuple[Any, dict[str, str]]:
     """The policy and the child's environment; ConfigError / PolicyError when they are bad."""
-    from gateway.policy.engine import warm_up  # noqa: PLC0415 - heavy
     from gateway.policy.loader import load_policy  # noqa: PLC0415
 
     files = []
@@ -390,9 +419,7 @@ def load(options: StdioOptions, environ: dict[str, str]) -> tuple[Any, dict[str,
         except OSError as exc:
             raise ConfigError(f"--env-file {path}: cannot read: {exc.strerror}") from None
     env = child_env(environ, options.env, files)
-    policy = load_policy(options.policy)
-    warm_up(policy)
-    return policy, env
+    return load_policy(options.policy), env
 
 
 def run_stdio(args: argparse.Namespace) -> int:
