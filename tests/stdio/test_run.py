@@ -161,6 +161,16 @@ async def test_stdout_carries_only_mcp_lines_and_the_child_stderr_passes_through
         )
 
 
+async def test_the_childs_stderr_can_go_to_a_file(tmp_path: Path) -> None:
+    err = tmp_path / "child.err"
+    async with gateway(options=("--child-stderr", str(err))) as gw:
+        await initialized(gw)
+        gw.close_stdin()
+        assert await gw.exit_code() == 0
+    assert "stdio-child: started" in err.read_text()
+    assert "stdio-child: started" not in gw.stderr()
+
+
 async def test_a_blocked_elicitation_is_audited_to_the_audit_file_and_the_server_declined(
     tmp_path: Path,
 ) -> None:
