@@ -2,11 +2,13 @@
 
 * ``gateway/`` holds packages only, besides ``__init__.py``, ``__main__.py`` and ``errors.py``:
   a new module goes into the package of its stage (docs/architecture.md, "Package layout").
-* Only ``gateway/proxy/`` (the relay, its upstream client, the process around them) and
+* Only ``gateway/proxy/`` (the relay, its upstream client, the process around them),
+  ``gateway/stdio/`` (the stdio transport: the gateway's own pipes and the child server) and
   ``gateway/demo/`` (the demo upstream, its child processes) import network or event-loop
   modules. Every other package is sans-IO and does not import those two packages either.
 * ``gateway/cli/`` is no exception for I/O modules: ``serve`` is dispatched to
-  ``gateway.proxy.serve`` (and ``demo`` to ``gateway.demo``) by a lazy import in ``cli/main.py``,
+  ``gateway.proxy.serve`` (``stdio`` to ``gateway.stdio.run``, ``demo`` to ``gateway.demo``)
+  by a lazy import in ``cli/main.py``,
   the one place outside them allowed to name them.
 """
 
@@ -21,9 +23,9 @@ GATEWAY = Path(__file__).resolve().parents[1] / "gateway"
 IO_MODULES = frozenset({"aiohttp", "asyncio", "socket", "ssl", "httptools", "selectors"})
 TOP_LEVEL = frozenset({"__init__.py", "__main__.py", "errors.py"})
 STAGES = frozenset(
-    {"wire", "carriers", "detect", "policy", "enforce", "audit", "proxy", "cli", "demo"}
+    {"wire", "carriers", "detect", "policy", "enforce", "audit", "proxy", "stdio", "cli", "demo"}
 )
-IO_PACKAGES = frozenset({"proxy", "demo"})
+IO_PACKAGES = frozenset({"proxy", "stdio", "demo"})
 # Modules outside IO_PACKAGES that may import from them (lazily, to start the server or the demo).
 DISPATCHERS = frozenset({"cli/main.py"})
 
@@ -62,7 +64,8 @@ def test_every_package_is_a_known_stage() -> None:
 def test_the_sans_io_core_is_not_empty() -> None:
     core = set(SANS_IO)
     assert {"enforce/enforcer.py", "wire/jsonrpc.py", "wire/sse.py", "policy/engine.py"} <= core
-    assert not {m for m in core if m.startswith(("proxy/", "demo/"))}
+    assert "wire/ndjson.py" in core  # the stdio framing is sans-IO; only its pumps are not
+    assert not {m for m in core if m.startswith(("proxy/", "stdio/", "demo/"))}
 
 
 def test_the_io_packages_are_where_the_io_is() -> None:

@@ -26,7 +26,7 @@ SCHEMA_VERSION: Final = 2
 
 Era = Literal["handshake", "modern", "unknown"]
 Mode = Literal["form", "url"]
-Transport = Literal["json", "sse"]
+Transport = Literal["json", "sse", "stdio"]
 Stream = Literal["post", "get"]
 Action = Literal["allow", "warn", "block"]
 AnswerAction = Literal["accept", "decline", "cancel", "error", "other"]

@@ -82,7 +82,10 @@ def _id_hash(value: str | int | None) -> str | None:
 
 
 def _stream(x: Exchange) -> tuple[str, str | None]:
-    """(transport, stream): answers always arrive in the client's JSON body."""
+    """(transport, stream): answers always arrive in the client's JSON body; on a stdio pipe
+    every message is a line."""
+    if x.pipe:
+        return "stdio", None
     if x.direction is Direction.CLIENT or x.transport not in ("post", "get"):
         return "json", None
     return "sse", x.transport

@@ -1,4 +1,4 @@
-"""Command line: ``elicitation-gateway {serve,check,validate-policy}``."""
+"""Command line: ``elicitation-gateway {serve,stdio,check,validate-policy,demo}``."""
 
 from __future__ import annotations
 
@@ -118,6 +118,75 @@ def _build_parser() -> argparse.ArgumentParser:
         help="debug, info (default), warning or error",
     )
 
+    stdio = sub.add_parser(
+        "stdio",
+        help="protect a local MCP server: speak MCP on stdin/stdout, run COMMAND as the upstream",
+        usage="%(prog)s [options] -- COMMAND [ARGS...]",
+    )
+    stdio.add_argument(
+        "--policy", help="policy YAML file (default: the shipped policies/default.yaml)"
+    )
+    stdio.add_argument(
+        "--audit-file", default=None, help="append the audit trail here (default: stderr)"
+    )
+    stdio.add_argument(
+        "--env",
+        action="append",
+        metavar="NAME[=VALUE]",
+        help="pass this variable to COMMAND (its value from the gateway's environment unless "
+        "given); repeatable. COMMAND gets only these, --env-file's and HOME, LOGNAME, PATH, "
+        "SHELL, TERM, USER",
+    )
+    stdio.add_argument(
+        "--env-file",
+        action="append",
+        metavar="FILE",
+        help="NAME=VALUE lines passed to COMMAND's environment; repeatable",
+    )
+    stdio.add_argument(
+        "--child-stderr",
+        default=None,
+        metavar="FILE",
+        help="append COMMAND's stderr here (default: passed through to the gateway's stderr)",
+    )
+    stdio.add_argument("--cwd", default=None, help="COMMAND's working directory")
+    stdio.add_argument(
+        "--name",
+        default=None,
+        help="the server's name in audit lines, notices and per-server "
+        "policy overrides (default: COMMAND's file name)",
+    )
+    stdio.add_argument(
+        "--grace",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="after the client closes stdin: how long COMMAND may take to exit before SIGTERM, "
+        "and after SIGTERM before SIGKILL (default 2)",
+    )
+    stdio.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=None,
+        help="longest JSON-RPC line read from either side (default 16777216)",
+    )
+    stdio.add_argument(
+        "--metrics-listen",
+        default=None,
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (default: off)",
+    )
+    stdio.add_argument(
+        "--log-level",
+        default=None,
+        type=str.lower,
+        choices=LOG_LEVELS,
+        help="debug, info (default), warning or error",
+    )
+    stdio.add_argument(
+        "server_command", nargs=argparse.REMAINDER, metavar="COMMAND", help="-- COMMAND [ARGS...]"
+    )
+
     check = sub.add_parser("check", help="evaluate elicitations (JSON lines on stdin)")
     check.add_argument("--policy", required=True, help="policy YAML file")
     check.add_argument(
@@ -161,6 +230,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gateway.proxy.serve import run_serve  # noqa: PLC0415 - keep `check` start-up light
 
         return run_serve(args)
+    if args.command == "stdio":
+        from gateway.stdio.run import run_stdio  # noqa: PLC0415 - keep `check` start-up light
+
+        return run_stdio(args)
     if args.command == "check":
         from gateway.cli.check import run_check  # noqa: PLC0415
 

@@ -3,7 +3,10 @@
 Starts the bundled demo upstream and a gateway in front of it (the shipped default policy, or
 ``--policy``; checked first: a bad policy is one line naming the file and field, exit 2), drives
 the official SDK client through every demo tool in both protocol eras, and prints what the server
-asked, what the gateway decided and why, what the user saw, and what the server got back.
+asked, what the gateway decided and why, what the user saw, and what the server got back. The
+last rows (era ``stdio …``) are the same over stdio: the SDK's stdio client starts
+``elicitation-gateway stdio -- python -m gateway.demo.upstream --stdio`` as a desktop client
+would.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import sys
 import tempfile
@@ -33,6 +37,10 @@ DEMO_TOOLS: tuple[tuple[str, str], ...] = (
     ("demo_oauth", "URL: OAuth authorize (clean)"),
 )
 MODES = (("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28"))
+STDIO_TOOLS: tuple[tuple[str, str], ...] = (
+    ("demo_profile", "form: name, email, start date"),
+    ("demo_password", "form: password, one-time code"),
+)
 _RESULT = re.compile(r"action=(\w+)")
 
 
@@ -65,7 +73,8 @@ def _fill(schema: dict[str, Any]) -> dict[str, Any]:
     return content
 
 
-async def _drive(url: str, mode: str, tool: str, row: Row) -> None:
+async def _drive(url: Any, mode: str, tool: str, row: Row) -> None:
+    """One client run; ``url`` is the gateway's URL or the SDK's ``StdioServerParameters``."""
     import mcp_types  # noqa: PLC0415 - the SDK is only needed by the demo
     from mcp import Client, MCPError  # noqa: PLC0415
     from mcp.client.session import ClientRequestContext  # noqa: PLC0415
@@ -91,6 +100,8 @@ async def _drive(url: str, mode: str, tool: str, row: Row) -> None:
 
 
 def _decisions(log: Path) -> list[dict[str, Any]]:
+    if not log.exists():
+        return []
     out = []
     for line in log.read_text(errors="replace").splitlines():
         with contextlib.suppress(json.JSONDecodeError):
@@ -100,21 +111,39 @@ def _decisions(log: Path) -> list[dict[str, Any]]:
     return out
 
 
-async def _collect(url: str, log: Path) -> list[Row]:
+async def _run_row(url: Any, mode: str, row: Row, log: Path) -> Row:
+    before = len(_decisions(log))
+    await _drive(url, mode, row.tool, row)
+    for _ in range(50):
+        new = _decisions(log)[before:]
+        if new:
+            row.decision = new[0]["action"]
+            row.reasons = new[0]["reasons"]
+            break
+        await asyncio.sleep(0.05)
+    return row
+
+
+async def _collect(url: str, log: Path, policy: str, stdio_log: Path) -> list[Row]:
+    from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: PLC0415
+
     rows: list[Row] = []
     for mode, version in MODES:
         for tool, asked in DEMO_TOOLS:
-            row = Row(version, tool, asked)
-            before = len(_decisions(log))
-            await _drive(url, mode, tool, row)
-            for _ in range(50):
-                new = _decisions(log)[before:]
-                if new:
-                    row.decision = new[0]["action"]
-                    row.reasons = new[0]["reasons"]
-                    break
-                await asyncio.sleep(0.05)
-            rows.append(row)
+            rows.append(await _run_row(url, mode, Row(version, tool, asked), log))
+    gateway = ["-m", "gateway", "stdio", "--policy", policy, "--name", "demo"]
+    gateway += ["--audit-file", str(stdio_log), "--child-stderr", os.devnull, "--"]
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=[*gateway, sys.executable, "-m", "gateway.demo.upstream", "--stdio"],
+    )
+    with open(os.devnull, "w") as quiet:  # noqa: ASYNC230 - /dev/null: never blocks
+        for mode, version in MODES:
+            for tool, asked in STDIO_TOOLS:
+                # The gateway's own log lines (stderr) stay off the demo's screen.
+                transport = stdio_client(server, errlog=quiet)
+                row = Row(f"stdio {version}", tool, asked)
+                rows.append(await _run_row(transport, mode, row, stdio_log))
     return rows
 
 
@@ -171,13 +200,15 @@ def _run_demo(policy: str, stdout: TextIO) -> int:
             child_process(upstream, up_port, "demo upstream", quiet=True),
             child_process(gateway, gw_port, "gateway", log=log, quiet=True),
         ):
-            rows = asyncio.run(_collect(f"http://127.0.0.1:{gw_port}/mcp", log))
+            url = f"http://127.0.0.1:{gw_port}/mcp"
+            rows = asyncio.run(_collect(url, log, policy, Path(tmp) / "stdio-audit.log"))
     print(file=stdout)
     print(_table(rows), file=stdout)
     blocked = sum(r.decision == "block" for r in rows)
     print(
         f"\n{len(rows)} elicitations: {blocked} blocked before reaching the user "
-        "(the server got a decline), the rest forwarded (warnings are audited).",
+        "(the server got a decline), the rest forwarded (warnings are audited). "
+        "The stdio rows ran through `elicitation-gateway stdio -- COMMAND`.",
         file=stdout,
     )
     return 0

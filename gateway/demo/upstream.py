@@ -1,7 +1,9 @@
 """Dual-era demo MCP server (SDK ``MCPServer``) used by the demo and the end-to-end tests.
 
 ``python -m gateway.demo.upstream --port N [--host H] [--event-store] [--retry-interval MS]
-[--json-response] [--state-key BASE64] [--dns-rebinding-protection]``
+[--json-response] [--state-key BASE64] [--dns-rebinding-protection]``, or
+``python -m gateway.demo.upstream --stdio [--state-key BASE64]`` (MCP on stdin/stdout: one
+server, both eras, the client's first request chooses)
 
 Every eliciting tool branches on the protocol era of the request:
 
@@ -508,7 +510,10 @@ def build_app(
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m gateway.demo.upstream", description=__doc__)
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--port", type=int, default=None, help="serve HTTP on this port")
+    parser.add_argument(
+        "--stdio", action="store_true", help="speak MCP on stdin/stdout instead of HTTP"
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--event-store", action="store_true", help="enable SSE resumability")
     parser.add_argument("--retry-interval", type=int, default=None, help="SSE retry (ms)")
@@ -530,6 +535,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             state_key = base64.b64decode(args.state_key, validate=True)
         except binascii.Error as exc:
             raise SystemExit("--state-key must be base64") from exc
+    if args.stdio:
+        build_server(state_key).run("stdio")
+        return
+    if args.port is None:
+        raise SystemExit("give --port N (HTTP) or --stdio")
     app = build_app(
         host=args.host,
         event_store=args.event_store,

@@ -34,6 +34,7 @@ class Exchange:
     credential: str = ""  # digest of the client's Authorization header
     direction: Direction = Direction.SERVER
     transport: str = "json"  # json | post | get (the SSE stream kind)
+    pipe: bool = False  # the messages travel as lines on a stdio pipe (gateway/stdio/)
     modes: frozenset[str] | None = None  # declared elicitation modes; None = unknown
     session: str | None = None  # the upstream Mcp-Session-Id (restored from the sealed one)
     client: str | None = None  # the client's name (from initialize or the request's _meta)

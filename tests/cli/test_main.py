@@ -123,3 +123,25 @@ def test_the_demo_without_its_extra_names_the_install_command(argv: list[str], w
         "pip install 'elicitation-gateway[demo]'"
     )
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "names"),
+    [
+        (["stdio"], "give the server's command after --"),
+        (["stdio", "--"], "give the server's command after --"),
+        (["stdio", "--grace", "-1", "--", "true"], "--grace"),
+        (["stdio", "--max-message-bytes", "10", "--", "true"], "--max-message-bytes"),
+        (["stdio", "--log-level", "loud", "--", "true"], "--log-level"),
+        (["stdio", "--audit-file", "/nonexistent/dir/a.log", "--", "true"], "--audit-file"),
+        (["stdio", "--child-stderr", "/nonexistent/dir/e.log", "--", "true"], "--child-stderr"),
+        (["stdio", "--metrics-listen", "nonsense", "--", "true"], "--metrics-listen"),
+    ],
+)
+def test_stdio_usage_errors_are_one_line_and_stdout_stays_empty(
+    argv: list[str], names: str
+) -> None:
+    done = gateway(*argv)
+    assert done.returncode == 2, done.stderr
+    assert names in one_error_line(done)
+    assert done.stdout == ""  # stdout belongs to the MCP client: nothing else, ever

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,7 @@ def test_demo_prints_what_was_asked_decided_seen_and_returned(tmp_path: Path) ->
     table = done.stdout
     for era in ("2025-11-25", "2026-07-28"):
         lines = [line for line in table.splitlines() if line.startswith(era)]
-        by_tool = {line.split("  ")[1].strip(): line for line in lines}
+        by_tool = {re.split(r"\s{2,}", line)[1]: line for line in lines}
         password = by_tool["form: password, one-time code"]
         assert "BLOCK" in password and "secret-field" in password
         assert password.rstrip().endswith("decline") and "nothing" in password
@@ -31,7 +32,16 @@ def test_demo_prints_what_was_asked_decided_seen_and_returned(tmp_path: Path) ->
         assert "ALLOW" in profile and profile.rstrip().endswith("accept")
         assert "WARN" in by_tool["form: full name, SSN"]
         assert "BLOCK" in by_tool["URL: look-alike of apple.com"]
-    assert "10 blocked" in table
+    # The same over stdio: the SDK's stdio client starting `elicitation-gateway stdio -- …`.
+    stdio = [line for line in table.splitlines() if line.startswith("stdio ")]
+    assert [line.split()[1] for line in stdio] == ["2025-11-25"] * 2 + ["2026-07-28"] * 2
+    for line in stdio:
+        if "password" in line:
+            assert "BLOCK" in line and "secret-field" in line and "nothing" in line
+            assert line.rstrip().endswith("decline")
+        else:
+            assert "ALLOW" in line and line.rstrip().endswith("accept")
+    assert "22 elicitations: 12 blocked" in table
 
 
 def _demo(

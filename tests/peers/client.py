@@ -1,12 +1,18 @@
 """An official-SDK MCP client as a subprocess, printing one JSON line per event.
 
-``python tests/peers/client.py --url URL --mode legacy|2026-07-28 --tool NAME [--args JSON]
-[--answer accept|decline|cancel|error] [--content JSON] [--progress] [--list]``
+``python tests/peers/client.py (--url URL | --command JSON) --mode legacy|2026-07-28|auto
+--tool NAME [--args JSON] [--answer accept|decline|cancel|error] [--content JSON] [--progress]
+[--list] [--ping] [--no-callback]``
+
+``--command '["cmd", "arg", …]'`` starts that command and speaks MCP to it over stdio (the SDK's
+own stdio client: its environment rules, its shutdown) instead of HTTP. ``--no-callback`` gives
+the client no elicitation callback: it then declares no elicitation capability at all.
 
 Events (stdout, one JSON object per line):
 
 * ``{"event": "protocol", "version": ...}`` once connected (the negotiated protocol version);
 * ``{"event": "list", "tools": [...], "resources": [...], "prompts": [...]}`` with ``--list``;
+* ``{"event": "ping"}`` with ``--ping``, once the server answered it;
 * ``{"event": "elicit", "mode", "message", "fields", "url"}`` for each elicitation callback call;
 * ``{"event": "progress", "progress", "total", "message"}`` with ``--progress``;
 * ``{"event": "result", "isError", "text"}`` for a tool/prompt/resource result;
@@ -15,8 +21,9 @@ Events (stdout, one JSON object per line):
 
 ``python tests/peers/client.py --serve`` is the worker mode of ``serve()`` below.
 
-The mode is always pinned (never ``auto``), so a gateway that mangles ``server/discover`` cannot
-make the client silently fall back to the handshake era. The exit status is 0 unless the command
+The mode is pinned (``auto`` only where a test checks the negotiation itself, asserting the
+version), so a gateway that mangles ``server/discover`` cannot make the client silently fall back
+to the handshake era. The exit status is 0 unless the command
 line is wrong.
 """
 
@@ -32,6 +39,7 @@ from typing import Any
 import mcp_types
 from mcp import Client, MCPError
 from mcp.client.session import ClientRequestContext
+from mcp.client.stdio import StdioServerParameters
 
 ANSWERS = ("accept", "decline", "cancel", "error")
 REFUSAL_CODE = -32600
@@ -125,10 +133,20 @@ def _texts(blocks: Sequence[Any]) -> str:
 
 async def _run(args: argparse.Namespace, emit: Emitter) -> None:
     elicitor = Elicitor(emit, args.answer, json.loads(args.content) if args.content else None)
+    target: str | StdioServerParameters = args.url
+    if args.command:
+        command = json.loads(args.command)
+        target = StdioServerParameters(command=command[0], args=command[1:])
     async with Client(
-        args.url, mode=args.mode, elicitation_callback=elicitor, cache=None
+        target,
+        mode=args.mode,
+        elicitation_callback=None if args.no_callback else elicitor,
+        cache=None,
     ) as client:
         emit("protocol", version=client.protocol_version)
+        if args.ping:
+            await client.send_ping()
+            emit("ping")
         if args.list:
             tools = await client.list_tools()
             resources = await client.list_resources()
@@ -176,8 +194,10 @@ async def run(args: argparse.Namespace, emit: Emitter) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", required=True)
-    parser.add_argument("--mode", required=True, choices=["legacy", "2026-07-28"])
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--url")
+    target.add_argument("--command", help="JSON list: a server command to run over stdio")
+    parser.add_argument("--mode", required=True, choices=["legacy", "2026-07-28", "auto"])
     parser.add_argument("--tool", default=None)
     parser.add_argument("--prompt", default=None, help="prompts/get this prompt (with --args)")
     parser.add_argument("--read", default=None, help="resources/read this URI")
@@ -186,6 +206,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--content", default=None, help="form content (JSON) when accepting")
     parser.add_argument("--progress", action="store_true", help="send a progress callback")
     parser.add_argument("--list", action="store_true", help="list tools, resources and prompts")
+    parser.add_argument("--ping", action="store_true", help="ping the server first")
+    parser.add_argument(
+        "--no-callback", action="store_true", help="no elicitation callback (no capability)"
+    )
     return parser.parse_args(argv)
 
 

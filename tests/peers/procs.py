@@ -253,7 +253,7 @@ def read_log_events(path: Path) -> list[dict[str, Any]]:
 
 
 def client_args(
-    url: str,
+    url: str | Sequence[str],
     mode: str,
     *,
     tool: str | None = None,
@@ -264,9 +264,13 @@ def client_args(
     list_all: bool = False,
     prompt: str | None = None,
     read: str | None = None,
+    ping: bool = False,
+    no_callback: bool = False,
 ) -> list[str]:
-    """Command-line arguments of tests/peers/client.py for one run."""
-    argv = ["--url", url, "--mode", mode, "--answer", answer]
+    """Command-line arguments of tests/peers/client.py for one run. ``url`` is the server's
+    URL, or a command line (a list) to run and speak to over stdio."""
+    target = ["--url", url] if isinstance(url, str) else ["--command", json.dumps(list(url))]
+    argv = [*target, "--mode", mode, "--answer", answer]
     argv += ["--args", json.dumps(dict(args or {}))]
     if tool is not None:
         argv += ["--tool", tool]
@@ -280,11 +284,15 @@ def client_args(
         argv.append("--progress")
     if list_all:
         argv.append("--list")
+    if ping:
+        argv.append("--ping")
+    if no_callback:
+        argv.append("--no-callback")
     return argv
 
 
 async def run_client(
-    url: str, mode: str, *, timeout: float = CLIENT_TIMEOUT, **options: Any
+    url: str | Sequence[str], mode: str, *, timeout: float = CLIENT_TIMEOUT, **options: Any
 ) -> list[dict[str, Any]]:
     """Run tests/peers/client.py once in its own process and return its event lines.
     ``options`` are those of ``client_args``."""
@@ -337,7 +345,12 @@ class ClientWorker:
                 future.set_exception(AssertionError("client worker exited"))
 
     async def run(
-        self, url: str, mode: str, *, timeout: float = CLIENT_TIMEOUT, **options: Any
+        self,
+        url: str | Sequence[str],
+        mode: str,
+        *,
+        timeout: float = CLIENT_TIMEOUT,
+        **options: Any,
     ) -> list[dict[str, Any]]:
         """One client run (see ``client_args`` for ``options``); its event lines."""
         assert self.process.stdin is not None
