@@ -694,8 +694,8 @@ def _sole_unnamed(
     the ask is about that field): where what the message asks for goes."""
     if asked is None or not msg.ask:
         return None
-    if asked.reason is Reason.PAYMENT_FIELD and not counted_card:
-        return None
+    if asked.reason is Reason.PAYMENT_FIELD and not counted_card and asked.name != "card_pin":
+        return None  # (a card's PIN is a secret whatever the form: "the PIN from the envelope")
     if any(asked.name in h.strong | h.gated | h.negated for f in fields for h in f.hits):
         return None
     unnamed = [f for f in fields if f.value_entry and _names_nothing(f)]
@@ -1184,7 +1184,9 @@ def _message_hits(
         named_before = category if not ask and not hits.negated else None
     asked = [(c, h) for c, ask, h in found if ask]
     candidates = asked or [(c, h) for c, _, h in found]
-    category, source = next(((c, h) for c, h in candidates if c is not None), (None, whole))
+    named = [(c, h) for c, h in candidates if c is not None]
+    # the gravest of what the asking sentences name ("Aadhaar e-KYC: enter … the OTP")
+    category, source = max(named, key=lambda ch: ch[0].severity) if named else (None, whole)
     if category is None and asked:
         # "What is the name of the hospital where you were born? (security question)": a
         # question asked beside a sentence that calls it a security question

@@ -1522,3 +1522,12 @@ def test_a_code_shown_in_an_app_or_on_a_device_is_a_one_time_code() -> None:
     assert (
         _form_reasons({"n": {"type": "string", "title": "App name"}}, "Which app do you use?") == []
     )
+
+
+def test_the_gravest_thing_an_asking_message_names_is_what_it_asks() -> None:
+    props = {
+        "aadhaar_no": {"type": "string", "title": "Aadhaar number"},
+        "kyc_code": {"type": "integer", "title": "Code"},
+    }
+    message = "Aadhaar e-KYC: enter your Aadhaar number and the OTP sent to your linked mobile."
+    assert "otp-field" in _form_reasons(props, message)
