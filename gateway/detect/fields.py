@@ -865,6 +865,7 @@ def _classify(
         and not postal  # a 6-digit Indian postal PIN code in an address form
         and any(h.code_word and "otp" not in h.negated for h in f.hits)
         and not any(h.benign for h in f.hits)  # a quiz's "Game PIN", shown to the room
+        and not (digits == 4 and any(h.last_word for h in f.own))  # "Last 4 digits of the card"
     ):
         signal = "pattern-digits+code-word" if not numeric else "maximum-digits+code-word"
         if card_ok and digits in (3, 4):

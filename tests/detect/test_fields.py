@@ -1531,3 +1531,13 @@ def test_the_gravest_thing_an_asking_message_names_is_what_it_asks() -> None:
     }
     message = "Aadhaar e-KYC: enter your Aadhaar number and the OTP sent to your linked mobile."
     assert "otp-field" in _form_reasons(props, message)
+
+
+def test_a_loyalty_card_number_and_the_last_four_digits_are_no_card_data() -> None:
+    loyalty = {"n": {"type": "string", "title": "Club card number"}}
+    assert _form_reasons(loyalty, "Add your Club card to collect points.") == []
+    last = {"l4": {"type": "string", "title": "Last 4 digits", "pattern": "^[0-9]{4}$"}}
+    assert _form_reasons(last, "Report a charge: tell us which card by its last digits.") == []
+    # a bank card's number is still one
+    bank = {"n": {"type": "string", "title": "Card number"}}
+    assert _form_reasons(bank, "Pay with your bank card.") == ["payment-field"]
