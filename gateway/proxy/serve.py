@@ -36,7 +36,7 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from typing import Any
 
 from gateway.audit.logs import AuditFile, configure_logging, get_logger
@@ -365,6 +365,21 @@ def _check_upstreams(settings: Settings, sources: Mapping[str, str], config: str
             )
 
 
+# Internal switch for the event-loop A/B of issue 12 (bench/run.py --client-ab): "uvloop" runs
+# the gateway on uvloop when it is installed. Not a setting: removed once the A/B is decided.
+LOOP_SWITCH = "GATEWAY_AB_EVENT_LOOP"
+
+
+def _run_loop(main: Coroutine[Any, Any, None]) -> None:
+    if os.environ.get(LOOP_SWITCH) == "uvloop" and importlib.util.find_spec("uvloop"):
+        import uvloop  # noqa: PLC0415  # optional, for the A/B only
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(main)
+        return
+    asyncio.run(main)
+
+
 def _warning_for_keys(keys: KeyRing) -> None:
     if keys.generated:
         get_logger("gateway").warning(
@@ -391,7 +406,7 @@ def _worker(
     _PENDING.catch(signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
     _drain_when_orphaned(supervisor)
     try:
-        asyncio.run(_run(settings, policy, keys, reuse_port=True, audit=audit))
+        _run_loop(_run(settings, policy, keys, reuse_port=True, audit=audit))
     except OSError as exc:
         get_logger("gateway").error("gateway.worker_failed", error=str(exc), pid=os.getpid())
         sys.exit(3)
@@ -623,7 +638,7 @@ def run_serve(args: argparse.Namespace) -> int:
             gc.freeze()
             give_back_freed_memory()
             if count == 1:
-                asyncio.run(_run(settings, policy, keys, reuse_port=False, audit=audit))
+                _run_loop(_run(settings, policy, keys, reuse_port=False, audit=audit))
                 return 0
             return _Supervisor(settings, policy, keys, audit, reserved).run(count)
     except (ConfigError, PolicyError) as exc:

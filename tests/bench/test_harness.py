@@ -1,4 +1,4 @@
-"""The proxy benchmark's pieces, in process: fake upstream, pass-through, load generator.
+"""The proxy benchmark's pieces, in process: fake upstream, minimal proxy, load generator.
 
 Correctness only (shapes, sizes, byte-exact relaying, streams); no timing is asserted. The bench
 scripts are not a package (they run as ``python bench/run.py``), so they are loaded by path.
@@ -34,7 +34,7 @@ def _load(name: str) -> ModuleType:
 
 
 fake_upstream = _load("fake_upstream")
-passthrough = _load("passthrough")
+minimal = _load("minimal")
 load = _load("load")
 run = _load("run")
 Loader, percentiles_us = load.Loader, load.percentiles_us
@@ -50,11 +50,11 @@ def _port() -> int:
 
 @pytest.fixture
 async def urls() -> AsyncIterator[tuple[str, str]]:
-    """(direct URL, pass-through URL) of a fake upstream and a pass-through in front of it."""
+    """(direct URL, proxied URL) of a fake upstream and the minimal proxy in front of it."""
     up_port, pt_port = _port(), _port()
     upstream = await fake_upstream.start("127.0.0.1", up_port)
     direct = f"http://127.0.0.1:{up_port}/mcp"
-    relay = await passthrough.start("127.0.0.1", pt_port, direct)
+    relay = await minimal.start("127.0.0.1", pt_port, direct)
     try:
         yield direct, f"http://127.0.0.1:{pt_port}/mcp"
     finally:
@@ -100,7 +100,7 @@ async def test_elicitation_round_and_retry(urls: tuple[str, str]) -> None:
     assert final["result"]["resultType"] == "complete"
 
 
-async def test_loader_commands_through_the_passthrough(urls: tuple[str, str]) -> None:
+async def test_loader_commands_through_the_minimal_proxy(urls: tuple[str, str]) -> None:
     _, relay = urls
     loader = Loader()
     body, headers = run.CALL
