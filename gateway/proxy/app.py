@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -25,14 +24,10 @@ from gateway.proxy.listener import ConnectionGuard
 from gateway.proxy.metrics import CONTENT_TYPE, Metrics
 from gateway.proxy.relay import Relay, Target
 from gateway.proxy.upstream import UpstreamClient
-from gateway.proxy.upstream_aiohttp import AiohttpUpstreamClient
 from gateway.wire.era import era_of_version
 
 SETTINGS = web.AppKey("settings", Settings)
-CLIENT: web.AppKey[UpstreamClient | AiohttpUpstreamClient] = web.AppKey("client")
-# Internal switch for the client A/B of issue 12 (bench/run.py --client-ab): own | aiohttp |
-# aiohttp-proxy-once. Not a setting: removed once the A/B is decided.
-CLIENT_SWITCH = "GATEWAY_AB_UPSTREAM_CLIENT"
+CLIENT = web.AppKey("client", UpstreamClient)
 RELAY = web.AppKey("relay", Relay)
 TARGETS = web.AppKey("targets", dict[str, Target])
 READY_CACHE = web.AppKey("ready_cache", dict[str, tuple[float, str | None]])
@@ -162,23 +157,12 @@ async def _upstream_client(app: web.Application) -> AsyncIterator[None]:
     t = settings.timeouts
     if UPSTREAM_TLS not in app:
         app[UPSTREAM_TLS] = ssl.create_default_context()
-    which = os.environ.get(CLIENT_SWITCH, "own")
-    client: UpstreamClient | AiohttpUpstreamClient
-    if which == "own":
-        client = UpstreamClient(
-            connect_timeout=t.connect,
-            response_timeout=t.response,
-            idle_timeout=t.idle,
-            ssl_context=app[UPSTREAM_TLS],
-        )
-    else:
-        client = AiohttpUpstreamClient(
-            connect_timeout=t.connect,
-            response_timeout=t.response,
-            idle_timeout=t.idle,
-            ssl_context=app[UPSTREAM_TLS],
-            trust_env=which != "aiohttp-proxy-once",
-        )
+    client = UpstreamClient(
+        connect_timeout=t.connect,
+        response_timeout=t.response,
+        idle_timeout=t.idle,
+        ssl_context=app[UPSTREAM_TLS],
+    )
     app[CLIENT] = client
     logger = get_logger("gateway.relay")
     app[RELAY] = Relay(

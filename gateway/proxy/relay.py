@@ -42,9 +42,7 @@ from gateway.policy.loader import Policy
 from gateway.proxy.config import Settings
 from gateway.proxy.headers import HostGuard, downstream_response_headers, upstream_request_headers
 from gateway.proxy.metrics import Metrics
-from gateway.proxy.upstream import UpstreamClient, UpstreamError, UpstreamTimeout
-from gateway.proxy.upstream import UpstreamResponse as _OwnResponse
-from gateway.proxy.upstream_aiohttp import AiohttpUpstreamClient, AiohttpUpstreamResponse
+from gateway.proxy.upstream import UpstreamClient, UpstreamError, UpstreamResponse, UpstreamTimeout
 from gateway.wire.era import Era, era_of_version, header_mismatch
 from gateway.wire.jsonrpc import (
     JSONParseError,
@@ -69,7 +67,6 @@ from gateway.wire.sse import SSEBlock, SSEDecoder, SSEError, encode_event
 SESSION_HEADER: Final = "Mcp-Session-Id"
 _REPLY_HEADERS: Final = ("mcp-session-id", "mcp-protocol-version", "authorization")
 EventSink = Callable[[list[Event]], None]
-UpstreamResponse = _OwnResponse | AiohttpUpstreamResponse  # the client A/B (issue 12)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +118,7 @@ class Relay:
         self,
         *,
         settings: Settings,
-        client: UpstreamClient | AiohttpUpstreamClient,
+        client: UpstreamClient,
         guard: HostGuard,
         logger: FilteringBoundLogger,
         enforcer: Enforcer,

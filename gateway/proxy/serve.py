@@ -323,6 +323,7 @@ async def _run(
         upstreams={n: u.url for n, u in settings.upstreams.items()},
         policy=settings.policy,
         policy_revision=app[POLICY].current.revision,
+        event_loop=type(loop).__module__.split(".")[0],  # uvloop, or asyncio (the fallback)
         pid=os.getpid(),
     )
     await stop.wait()
@@ -365,19 +366,19 @@ def _check_upstreams(settings: Settings, sources: Mapping[str, str], config: str
             )
 
 
-# Internal switch for the event-loop A/B of issue 12 (bench/run.py --client-ab): "uvloop" runs
-# the gateway on uvloop when it is installed. Not a setting: removed once the A/B is decided.
-LOOP_SWITCH = "GATEWAY_AB_EVENT_LOOP"
+def event_loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop when it is installed (a dependency: about a quarter less CPU per
+    request, bench/results/upstream-client-ab-run*.md), else None: the stock asyncio loop."""
+    try:
+        import uvloop  # noqa: PLC0415 - optional at run time: the stock loop is the fallback
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 def _run_loop(main: Coroutine[Any, Any, None]) -> None:
-    if os.environ.get(LOOP_SWITCH) == "uvloop" and importlib.util.find_spec("uvloop"):
-        import uvloop  # noqa: PLC0415  # optional, for the A/B only
-
-        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-            runner.run(main)
-        return
-    asyncio.run(main)
+    with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+        runner.run(main)
 
 
 def _warning_for_keys(keys: KeyRing) -> None:
