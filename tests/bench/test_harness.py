@@ -180,3 +180,26 @@ def test_derive_subtracts_direct_per_round() -> None:
 
 def test_app_factories_build() -> None:
     assert isinstance(fake_upstream.FakeUpstream().app(), web.Application)
+
+
+def test_nginx_upstream_template_fills_completely(tmp_path: Path) -> None:
+    body = '{"jsonrpc":"2.0","id":1,"result":{}}'
+    conf = string.Template(run.NGINX_UPSTREAM).substitute(prefix=tmp_path, port=1234, body=body)
+    assert f"return 200 '{body}';" in conf
+    assert "listen 127.0.0.1:1234" in conf
+    assert "$" not in conf
+
+
+def test_per_round_comparisons_and_the_noise_rule() -> None:
+    r = run.Results()
+    for a, b in ((100.0, 200.0), (150.0, 100.0), (90.0, 100.0)):
+        r.add("tput", run.GATEWAY, a)
+        r.add("tput", run.MINIMAL, b)
+    assert run.per_round(r, "tput", run.GATEWAY, run.MINIMAL) == 0.9  # median of 0.5, 1.5, 0.9
+    assert run.per_round(r, "tput", run.GATEWAY, run.MINIMAL, diff=True) == -10.0
+    assert not run.beyond_noise(run._ratio(r, "tput", run.GATEWAY, run.MINIMAL))
+    assert run.beyond_noise([0.7, 0.9, 0.99])
+    assert run.beyond_noise([1.01, 1.4])
+    assert not run.beyond_noise([1.0, 1.2])
+    assert run.cv([2.0, 2.0, 2.0]) == 0.0
+    assert round(run.cv([1.0, 3.0]), 3) == 0.707
