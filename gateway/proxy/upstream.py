@@ -8,8 +8,9 @@ reads ``~/.netrc`` and the proxy environment in a thread on every request) in ev
 its lenient parser and pool accept a bare-LF head and reuse a connection the upstream wrote an
 unasked answer on. This client does one thing: send a request the relay already built and stream
 the answer back, on kept-alive connections, with the same C parser family aiohttp uses (llhttp,
-through ``httptools``) in its strict mode. Where TLS per upstream, proxies, connection caps and
-distinct error kinds plug in: the end of that section.
+through ``httptools``) in its strict mode. How the per-upstream settings
+(``gateway/proxy/upstream_settings.py``: TLS, proxy, caps, headers, failure classes) wire into
+it: the end of that section.
 
 * **Parsing** is llhttp's strict mode: conflicting ``Content-Length`` / ``Transfer-Encoding``,
   duplicate lengths, bare LF, NUL or other invalid bytes in headers are errors, never guesses
