@@ -12,7 +12,8 @@ raw throughput when installed) are pinned to core 0, the proxy under test to cor
 
 * ``direct``       the fake upstream itself;
 * ``nginx``        ``proxy_pass`` with buffering off (bench/nginx.conf.template), one process;
-* ``passthrough``  bench/passthrough.py, streaming aiohttp, no parsing;
+* ``minimal``      bench/minimal.py, the minimal aiohttp proxy of issue 12 (JSON read whole and
+  ``json.loads``-ed, SSE streamed): the reference the gateway's targets are measured against;
 * ``gateway``      ``elicitation-gateway serve --workers 1 --policy policies/default.yaml
   --log-level warning`` with ``GATEWAY_KEYS`` set to a fixed test key;
 * ``gateway+audit`` the same at ``--log-level info`` (audit lines on stdout to /dev/null),
@@ -68,17 +69,19 @@ KEY = base64.urlsafe_b64encode(bytes(range(32))).rstrip(b"=").decode()  # fixed 
 LOAD_CORE, PROXY_CORE = 0, 1
 NGINX_HELP = "nginx is not installed: run `apt-get update && apt-get install -y nginx` (Debian)"
 
-DIRECT, NGINX, PASS, GATEWAY, AUDIT = "direct", "nginx", "passthrough", "gateway", "gateway+audit"
+DIRECT, NGINX, MINIMAL, GATEWAY, AUDIT = "direct", "nginx", "minimal", "gateway", "gateway+audit"
 # The gateway on CPython's own small-object allocator: `serve` runs on the system allocator (it
 # re-executes itself with PYTHONMALLOC=malloc, gateway/proxy/allocator.py); this target is its A/B.
 PYMALLOC = "gateway (pymalloc)"
 EXTRAS = (AUDIT, PYMALLOC)  # measured on throughput and elicitation rounds only
-PROXIES = (NGINX, PASS, GATEWAY)
+PROXIES = (NGINX, MINIMAL, GATEWAY)
 ALL = (DIRECT, *PROXIES)
 SIZES = (("1 KB", 1024), ("64 KB", 65536), ("1 MB", 1048576))
 
 TARGETS_MET = {
-    "tput_vs_pass": 0.85,
+    "tput_vs_minimal": 0.85,
+    "cpu_vs_minimal": 1.2,
+    "added_p50_vs_minimal_ms": 0.1,
     "added_p50_ms": 0.35,
     "added_p99_ms": 1.0,
     "added_1mb_ms": 2.0,
@@ -269,20 +272,13 @@ def start_nginx(procs: Procs, upstream: Target) -> Target:
     return Target(NGINX, port, proc)
 
 
-def start_passthrough(procs: Procs, upstream: Target) -> Target:
+def start_minimal(procs: Procs, upstream: Target) -> Target:
     port = free_port()
-    argv = [
-        PY,
-        str(BENCH / "passthrough.py"),
-        "--listen",
-        f"127.0.0.1:{port}",
-        "--upstream",
-        upstream.url,
-    ]
-    proc = procs.spawn(argv)
-    wait_port(port, proc, "pass-through")
+    argv = [PY, str(BENCH / "minimal.py"), "--listen", f"127.0.0.1:{port}"]
+    proc = procs.spawn([*argv, "--upstream", upstream.url])
+    wait_port(port, proc, "minimal proxy")
     pin(proc.pid, {PROXY_CORE})
-    return Target(PASS, port, proc)
+    return Target(MINIMAL, port, proc)
 
 
 def gateway_workers_supported() -> bool:
@@ -666,7 +662,10 @@ def _header(p: Profile, info: RunInfo) -> list[str]:
 def _targets(r: Results) -> list[str]:
     med = r.med
     g = med("tput", GATEWAY)
-    ratio_pass, ratio_nginx = g / med("tput", PASS), g / med("tput", NGINX)
+    ratio_min = per_round(r, "tput", GATEWAY, MINIMAL)
+    cpu_min = per_round(r, "tput_cpu_us", GATEWAY, MINIMAL)
+    gap_min = per_round(r, "seq_p50", GATEWAY, MINIMAL, diff=True) / 1000
+    ratio_nginx = g / med("tput", NGINX)
     a50 = med("added_seq_p50", GATEWAY) / 1000
     a99 = med("added_seq_p99", GATEWAY) / 1000
     a1mb = max(med(f"added_sweep_p50 {k} 1 MB", GATEWAY) for k in KINDS) / 1000
@@ -677,8 +676,12 @@ def _targets(r: Results) -> list[str]:
     return [
         "## Targets (gateway, same run)\n",
         *table(["Target", "Measured", "Limit", ""], "---"),
-        row("throughput gateway / pass-through", f"{ratio_pass:.2f}×", "≥ 0.85×",
-            verdict(ratio_pass >= 0.85)),
+        row("throughput gateway / minimal aiohttp proxy", f"{ratio_min:.2f}×", "≥ 0.85×",
+            verdict(ratio_min >= 0.85)),
+        row("CPU µs per request gateway / minimal", f"{cpu_min:.2f}×", "≤ 1.2×",
+            verdict(cpu_min <= 1.2)),
+        row("added p50 at one client, gateway − minimal", f"{gap_min:+.3f} ms", "≤ +0.1 ms",
+            verdict(gap_min <= 0.1)),
         row("throughput gateway / nginx", f"{ratio_nginx:.2f}×", "(reported)", ""),
         row("added p50, one client, 1 KB", f"{a50:+.3f} ms", "≤ +0.35 ms", verdict(a50 <= 0.35)),
         row("added p99, one client, 1 KB", f"{a99:+.3f} ms", "≤ +1 ms", verdict(a99 <= 1.0)),
@@ -692,6 +695,13 @@ def _targets(r: Results) -> list[str]:
           if r.has("tput", PYMALLOC) else []),
         "",
     ]  # fmt: skip
+
+
+def per_round(r: Results, metric: str, a: str, b: str, *, diff: bool = False) -> float:
+    """Median over rounds of a / b (or a − b) taken round by round (drift cancels)."""
+    pairs = zip(r.values[metric].get(a, []), r.values[metric].get(b, []), strict=False)
+    vals = [x - y if diff else x / y for x, y in pairs]
+    return statistics.median(vals) if vals else float("nan")
 
 
 def _throughput(r: Results, p: Profile, info: RunInfo) -> list[str]:
@@ -861,6 +871,252 @@ def tool_versions(use_wrk: bool) -> dict[str, str]:
     return out
 
 
+# -- the upstream-client A/B (issue 12) -------------------------------------------------------
+
+AB_MIN = MINIMAL
+AB_UV, AB_STOCK = "gateway (uvloop)", "gateway (stock loop)"
+AB_ALL = (AB_MIN, AB_UV, AB_STOCK)
+AB_PAIRS = ((AB_UV, AB_STOCK),)
+# Variant (b) of issue 12's A/B, the relay on aiohttp's ClientSession, was measured here and
+# removed with its switch once decided (docs/architecture.md, "Upstream client: A/B";
+# bench/results/client-ab.md). What is left: the gateway against the minimal proxy, on uvloop
+# and on the stock loop (uvloop hidden from it, as on an install without it).
+AB_UPSTREAM = "nginx upstream"
+
+NGINX_UPSTREAM = """daemon off;
+master_process off;
+worker_processes 1;
+pid $prefix/nginx.pid;
+error_log $prefix/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $prefix/client_body;
+    keepalive_requests 1000000;
+    keepalive_timeout 75s;
+    server {
+        listen 127.0.0.1:$port backlog=4096;
+        location / {
+            default_type application/json;
+            return 200 '$body';
+        }
+    }
+}
+"""
+
+
+def start_nginx_upstream(procs: Procs, body: str) -> Target:
+    """nginx answering every request with ``body`` (``return 200``), as in issue 12."""
+    if "$" in body or "'" in body or "\\" in body:
+        raise SystemExit("the upstream answer cannot be written into an nginx `return`")
+    prefix = procs.tmp / "nginx-upstream"
+    prefix.mkdir()
+    port = free_port()
+    conf = string.Template(NGINX_UPSTREAM).substitute(prefix=prefix, port=port, body=body)
+    (prefix / "nginx.conf").write_text(conf)
+    argv = [nginx_binary(), "-p", str(prefix), "-e", str(prefix / "error.log")]
+    proc = procs.spawn([*argv, "-c", str(prefix / "nginx.conf")], stderr=subprocess.DEVNULL)
+    wait_port(port, proc, "nginx upstream")
+    pin(proc.pid, {LOAD_CORE})
+    return Target(AB_UPSTREAM, port, proc)
+
+
+def fetch_body(url: str, req: tuple[str, dict[str, str]]) -> str:
+    """One answer of the fake upstream, to be served verbatim by nginx."""
+    import urllib.request
+
+    body, headers = req
+    ask = urllib.request.Request(url, data=body.encode(), headers=headers, method="POST")  # noqa: S310
+    with urllib.request.urlopen(ask, timeout=10) as answer:  # noqa: S310  # loopback only
+        return str(answer.read().decode("utf-8"))
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+
+
+def spread(values: list[float]) -> float:
+    """Run-to-run noise of one contender: (max − min) / median over rounds."""
+    return (max(values) - min(values)) / statistics.median(values) if len(values) > 1 else 0.0
+
+
+@dataclass
+class ABRun:
+    """One client A/B run: its settings and what the machine looked like around it."""
+
+    rounds: int
+    seconds: float
+    seq_n: int
+    started: str = field(default_factory=lambda: time.strftime("%Y-%m-%d %H:%M", time.gmtime()))
+    uptime: list[str] = field(default_factory=list)
+    t0: float = field(default_factory=time.monotonic)
+
+
+def client_ab(args: argparse.Namespace) -> int:
+    """Interleaved A/B of the gateway (on uvloop and on the stock loop) against the minimal
+    aiohttp proxy, in front of nginx ``return 200``. Writes ``client-ab.md`` in ``args.out``."""
+    if shutil.which("wrk") is None:
+        raise SystemExit("the client A/B needs wrk: `apt-get install -y wrk`")
+    raise_nofile()
+    run = ABRun(args.rounds or 10, 1.0 if args.quick else 3.0, 150 if args.quick else 600)
+    run.uptime.append(uptime())
+    procs = Procs()
+    r = Results()
+    try:
+        fake = start_upstream(procs)
+        body = fetch_body(fake.url + "?size=1024", CALL)
+        procs.stop(fake.proc)
+        upstream = start_nginx_upstream(procs, body)
+        targets = {AB_MIN: start_minimal(procs, upstream)}
+        targets[AB_UV] = start_gateway(procs, upstream, name=AB_UV)
+        shim = procs.tmp / "no-uvloop"
+        shim.mkdir()
+        (shim / "uvloop.py").write_text('raise ImportError("hidden by bench/run.py")\n')
+        env = {"PYTHONPATH": str(shim)}
+        targets[AB_STOCK] = start_gateway(procs, upstream, name=AB_STOCK, env=env)
+        load = LoadClient(procs)
+        lua = wrk_lua(procs.tmp / "call.lua", *CALL)
+        for k in range(run.rounds):
+            ab_round(r, run, k, targets=targets, upstream=upstream, load=load, lua=lua)
+    finally:
+        procs.close()
+    run.uptime.append(uptime())
+    md = ab_report(r, run)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "client-ab.md").write_text(md, encoding="utf-8")
+    (args.out / "client-ab.json").write_text(
+        json.dumps({m: dict(v) for m, v in r.values.items()}, indent=1) + "\n", encoding="utf-8"
+    )
+    print(md)
+    return 0
+
+
+def ab_round(
+    r: Results,
+    run: ABRun,
+    k: int,
+    *,
+    targets: dict[str, Target],
+    upstream: Target,
+    load: LoadClient,
+    lua: Path,
+) -> None:
+    """Round ``k``: throughput and CPU of each contender in turn, then one-client latency."""
+    order = list(AB_ALL[k % len(AB_ALL) :] + AB_ALL[: k % len(AB_ALL)])
+    for name in order:
+        pids = targets[name].pids()
+        cpu0, w0 = cpu_seconds(pids), time.perf_counter()
+        rps, requests, errors = run_wrk(targets[name].url, lua, 32, run.seconds)
+        cpu, wall = cpu_seconds(pids) - cpu0, time.perf_counter() - w0
+        r.add("tput", name, rps)
+        r.add("cpu_us", name, cpu / max(requests, 1) * 1e6)
+        r.add("busy", name, cpu / wall)
+        r.errors[f"tput/{name}"] += errors
+    body, headers = CALL
+    for name in [AB_UPSTREAM, *order]:
+        t = upstream if name == AB_UPSTREAM else targets[name]
+        ans = load.ask(op="seq", url=t.url, body=body, headers=headers, n=run.seq_n)
+        r.add("p50", name, ans["lat"]["p50"])
+        r.errors[f"seq/{name}"] += ans["errors"]
+    base = r.values["p50"][AB_UPSTREAM][-1]
+    for name in AB_ALL:
+        r.add("added_p50", name, r.values["p50"][name][-1] - base)
+    print(f"round {k + 1}/{run.rounds} at {time.monotonic() - run.t0:.0f}s", file=sys.stderr)
+
+
+def _ratio(r: Results, metric: str, a: str, b: str) -> list[float]:
+    """Per-round ratios a / b (same round, so drift cancels)."""
+    return [x / y for x, y in zip(r.values[metric][a], r.values[metric][b], strict=True)]
+
+
+def cv(values: list[float]) -> float:
+    """Relative standard deviation (stdev / mean) of per-round values."""
+    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
+
+
+def beyond_noise(ratios: list[float]) -> bool:
+    """A per-round ratio on the same side of 1 in every round: the difference is larger than
+    the round-to-round noise of the comparison itself."""
+    return min(ratios) > 1 or max(ratios) < 1
+
+
+def ab_report(r: Results, run: ABRun) -> str:
+    med = r.med
+    lines = [
+        "# Gateway vs the minimal aiohttp proxy (issue 12), on uvloop and on the stock loop\n",
+        f"- Date: {run.started} (UTC); command `.venv/bin/python bench/run.py --client-ab`",
+        f"- `uptime` before: `{run.uptime[0]}`",
+        f"- `uptime` after: `{run.uptime[-1]}`",
+        "- Upstream: nginx `return 200` with the fake upstream's 1 KB `tools/call` answer, "
+        f"pinned to core {LOAD_CORE} with wrk and the latency client; contenders on core "
+        f"{PROXY_CORE}, one process each, all running for the whole run",
+        f"- {run.rounds} interleaved rounds; per round each contender in turn (order rotating): "
+        f"wrk -t1 -c32 for {run.seconds:g} s (throughput, CPU µs per request from /proc), then "
+        f"{run.seq_n} requests in a row from one client (p50); medians over rounds",
+        f"- Wall time {time.monotonic() - run.t0:.0f} s\n",
+        "| Contender | req/s | noise (CV) | CPU µs/req | noise (CV) | p50 µs | added p50 µs "
+        "| req/s ÷ minimal | CPU ÷ minimal | added p50 − minimal's (ms) | core busy |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for n in AB_ALL:
+        gap = statistics.median(
+            [
+                x - y
+                for x, y in zip(
+                    r.values["added_p50"][n], r.values["added_p50"][AB_MIN], strict=True
+                )
+            ]
+        )
+        lines.append(
+            row(
+                n,
+                fmt(med("tput", n)),
+                f"{100 * cv(r.values['tput'][n]):.0f} %",
+                fmt(med("cpu_us", n), 1),
+                f"{100 * cv(r.values['cpu_us'][n]):.0f} %",
+                fmt(med("p50", n)),
+                fmt(med("added_p50", n)),
+                f"{statistics.median(_ratio(r, 'tput', n, AB_MIN)):.3f}×",
+                f"{statistics.median(_ratio(r, 'cpu_us', n, AB_MIN)):.3f}×",
+                f"{gap / 1000:+.3f}",
+                f"{100 * med('busy', n):.0f} %",
+            )
+        )
+    lines += [
+        "",
+        "Pairwise, per-round ratios (median and range over rounds; req/s > 1 = the first is "
+        "faster, CPU < 1 = the first is cheaper). *Beyond noise* = the ratio is on the same "
+        "side of 1 in every round.\n",
+        "| Pair | req/s ratio | range | CPU µs/req ratio | range | beyond noise |",
+        "| --- | ---: | ---: | ---: | ---: | --- |",
+    ]
+    for a, b in AB_PAIRS:
+        t, c = _ratio(r, "tput", a, b), _ratio(r, "cpu_us", a, b)
+        verdicts = [f"{what}: {'yes' if beyond_noise(x) else 'no'}" for what, x in
+                    (("req/s", t), ("CPU", c))]  # fmt: skip
+        lines.append(
+            row(
+                f"{a} ÷ {b}",
+                f"{statistics.median(t):.3f}",
+                f"{min(t):.3f}–{max(t):.3f}",
+                f"{statistics.median(c):.3f}",
+                f"{min(c):.3f}–{max(c):.3f}",
+                ", ".join(verdicts),
+            )
+        )
+    bad = {k: v for k, v in r.errors.items() if v}
+    lines += [
+        "",
+        "- noise (CV) = standard deviation / mean of a contender's per-round values (the "
+        "machine is shared: other work moves every contender; interleaving moves them alike, "
+        "which is why the decision reads the per-round ratios). core busy = the contender's "
+        "CPU time / wall time during its wrk run (well under 100 % = the core was shared).",
+        f"- Failed requests: {json.dumps(bad) if bad else 'none'}",
+        "- Raw per-round values: client-ab.json beside this file.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def raise_nofile() -> None:
     """Raise the soft open-files limit to the hard one (inherited by every child)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -878,11 +1134,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workers", default="1,2", help="gateway --workers sweep (default 1,2)")
     parser.add_argument("--no-wrk", action="store_true", help="throughput with bench/load.py")
     parser.add_argument("--out", type=Path, default=RESULTS, help="results folder")
+    parser.add_argument(
+        "--client-ab",
+        action="store_true",
+        help="only the gateway vs minimal proxy A/B of issue 12, uvloop and stock loop "
+        "(writes client-ab.md)",
+    )
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.client_ab:
+        return client_ab(args)
     p = QUICK if args.quick else DEFAULT
     if args.rounds:
         p = dataclasses.replace(p, rounds=args.rounds)
@@ -901,7 +1165,7 @@ def main(argv: list[str] | None = None) -> int:
         upstream = start_upstream(procs)
         targets = {DIRECT: upstream}
         targets[NGINX] = start_nginx(procs, upstream)
-        targets[PASS] = start_passthrough(procs, upstream)
+        targets[MINIMAL] = start_minimal(procs, upstream)
         targets[GATEWAY] = start_gateway(procs, upstream)
         targets[AUDIT] = start_gateway(procs, upstream, name=AUDIT, log_level="info")
         targets[PYMALLOC] = start_gateway(

@@ -1,11 +1,16 @@
 """The relay's HTTP/1.1 client for upstream MCP servers (with ``relay.py``, the socket layer).
 
-Why not aiohttp's ``ClientSession``: on the gateway's hot path (one small POST, one small
-answer) it cost ≈ 300 µs of CPU per request on the benchmark machine, more than the whole
-enforcement core, and most of it is generality the relay never uses (cookies, redirects, proxies,
-tracing, auth, a writer task per request). This client does one thing: send a request the relay
-already built and stream the answer back, on kept-alive connections, with the same C parser
-family aiohttp uses (llhttp, through ``httptools``) in its strict mode.
+Why not aiohttp's ``ClientSession``: decided by issue 12's interleaved A/B (docs/architecture.md,
+"Upstream client: A/B"; bench/results/upstream-client-ab-run*.md). Configured as well as it can
+be (one session per upstream, one timeout object, no cookies, the proxy environment read once),
+the gateway on it cost 1.4× this client's CPU per request (2.3× with ``trust_env=True``, which
+reads ``~/.netrc`` and the proxy environment in a thread on every request) in every round, and
+its lenient parser and pool accept a bare-LF head and reuse a connection the upstream wrote an
+unasked answer on. This client does one thing: send a request the relay already built and stream
+the answer back, on kept-alive connections, with the same C parser family aiohttp uses (llhttp,
+through ``httptools``) in its strict mode. How the per-upstream settings
+(``gateway/proxy/upstream_settings.py``: TLS, proxy, caps, headers, failure classes) wire into
+it: the end of that section.
 
 * **Parsing** is llhttp's strict mode: conflicting ``Content-Length`` / ``Transfer-Encoding``,
   duplicate lengths, bare LF, NUL or other invalid bytes in headers are errors, never guesses

@@ -1,4 +1,4 @@
-"""The proxy benchmark's pieces, in process: fake upstream, pass-through, load generator.
+"""The proxy benchmark's pieces, in process: fake upstream, minimal proxy, load generator.
 
 Correctness only (shapes, sizes, byte-exact relaying, streams); no timing is asserted. The bench
 scripts are not a package (they run as ``python bench/run.py``), so they are loaded by path.
@@ -34,7 +34,7 @@ def _load(name: str) -> ModuleType:
 
 
 fake_upstream = _load("fake_upstream")
-passthrough = _load("passthrough")
+minimal = _load("minimal")
 load = _load("load")
 run = _load("run")
 Loader, percentiles_us = load.Loader, load.percentiles_us
@@ -50,11 +50,11 @@ def _port() -> int:
 
 @pytest.fixture
 async def urls() -> AsyncIterator[tuple[str, str]]:
-    """(direct URL, pass-through URL) of a fake upstream and a pass-through in front of it."""
+    """(direct URL, proxied URL) of a fake upstream and the minimal proxy in front of it."""
     up_port, pt_port = _port(), _port()
     upstream = await fake_upstream.start("127.0.0.1", up_port)
     direct = f"http://127.0.0.1:{up_port}/mcp"
-    relay = await passthrough.start("127.0.0.1", pt_port, direct)
+    relay = await minimal.start("127.0.0.1", pt_port, direct)
     try:
         yield direct, f"http://127.0.0.1:{pt_port}/mcp"
     finally:
@@ -100,7 +100,7 @@ async def test_elicitation_round_and_retry(urls: tuple[str, str]) -> None:
     assert final["result"]["resultType"] == "complete"
 
 
-async def test_loader_commands_through_the_passthrough(urls: tuple[str, str]) -> None:
+async def test_loader_commands_through_the_minimal_proxy(urls: tuple[str, str]) -> None:
     _, relay = urls
     loader = Loader()
     body, headers = run.CALL
@@ -180,3 +180,26 @@ def test_derive_subtracts_direct_per_round() -> None:
 
 def test_app_factories_build() -> None:
     assert isinstance(fake_upstream.FakeUpstream().app(), web.Application)
+
+
+def test_nginx_upstream_template_fills_completely(tmp_path: Path) -> None:
+    body = '{"jsonrpc":"2.0","id":1,"result":{}}'
+    conf = string.Template(run.NGINX_UPSTREAM).substitute(prefix=tmp_path, port=1234, body=body)
+    assert f"return 200 '{body}';" in conf
+    assert "listen 127.0.0.1:1234" in conf
+    assert "$" not in conf
+
+
+def test_per_round_comparisons_and_the_noise_rule() -> None:
+    r = run.Results()
+    for a, b in ((100.0, 200.0), (150.0, 100.0), (90.0, 100.0)):
+        r.add("tput", run.GATEWAY, a)
+        r.add("tput", run.MINIMAL, b)
+    assert run.per_round(r, "tput", run.GATEWAY, run.MINIMAL) == 0.9  # median of 0.5, 1.5, 0.9
+    assert run.per_round(r, "tput", run.GATEWAY, run.MINIMAL, diff=True) == -10.0
+    assert not run.beyond_noise(run._ratio(r, "tput", run.GATEWAY, run.MINIMAL))
+    assert run.beyond_noise([0.7, 0.9, 0.99])
+    assert run.beyond_noise([1.01, 1.4])
+    assert not run.beyond_noise([1.0, 1.2])
+    assert run.cv([2.0, 2.0, 2.0]) == 0.0
+    assert round(run.cv([1.0, 3.0]), 3) == 0.707

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import socket
 import subprocess
@@ -10,14 +11,25 @@ import time
 import urllib.request
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from gateway.cli.main import _build_parser
 from gateway.errors import ConfigError
 from gateway.proxy.config import PACKAGED_POLICIES, load_settings
-from gateway.proxy.serve import _overrides, resolve_flags, resolve_sources
+from gateway.proxy.serve import _overrides, event_loop_factory, resolve_flags, resolve_sources
 from gateway.proxy.upstream_settings import build_upstreams
-from tests.peers.procs import ROOT, free_port, peer_env, read_log_events
+from tests.peers.procs import (
+    ROOT,
+    free_port,
+    peer_env,
+    read_log_events,
+    running,
+    start_upstream,
+    wait_for_health,
+)
+
+MODERN = "2026-07-28"
 
 
 def test_flags_win_over_environment_and_environment_over_the_file(tmp_path: Path) -> None:
@@ -315,3 +327,61 @@ def test_serve_logs_how_each_upstream_is_reached_without_its_secrets(tmp_path: P
     assert configured["ca"] == "system CAs"
     assert "upstream.tls_verify_off" in events
     assert canary not in text and "hunter2" not in text
+
+
+def test_the_event_loop_is_uvloops_when_installed_else_the_stock_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import uvloop  # a dependency; imported here to compare with what serve picks
+
+    assert event_loop_factory() is uvloop.new_event_loop
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # what an install without it looks like
+    assert event_loop_factory() is None
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+async def test_the_gateway_starts_and_relays_with_and_without_uvloop(
+    tmp_path: Path, loop: str
+) -> None:
+    """``serve`` on uvloop, and on the stock loop when uvloop cannot be imported (hidden by a
+    module earlier on the path that refuses to import): it starts, says which loop it runs on,
+    and relays a request to a real upstream."""
+    env: dict[str, str] = {}
+    if loop == "asyncio":
+        shim = tmp_path / "shim"
+        shim.mkdir()
+        (shim / "uvloop.py").write_text('raise ImportError("hidden by the test")\n')
+        env["PYTHONPATH"] = os.pathsep.join([str(shim), str(ROOT)])
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/list",
+    }
+    log = tmp_path / "gateway.log"
+    port = free_port()
+    async with start_upstream() as upstream:
+        argv = [*SERVE[:4], "--upstream", upstream.url, "--listen", f"127.0.0.1:{port}"]
+        async with running([*argv, "--workers", "1"], port, stdout_path=log, env=env) as gw:
+            await wait_for_health(gw)
+            async with (
+                aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as session,
+                session.post(gw.url, json=body, headers=headers) as resp,
+            ):
+                answer = await resp.json()
+                assert resp.status == 200, answer
+    assert answer["id"] == 1
+    assert answer["result"]["tools"]
+    started = [e for e in read_log_events(log) if e.get("event") == "gateway.started"]
+    assert [e["event_loop"] for e in started] == [loop], log.read_text()

@@ -1,10 +1,13 @@
-"""The minimal aiohttp pass-through: the ceiling for any Python hop (benchmark reference).
+"""The minimal aiohttp proxy of issue 12: the reference the gateway is measured against.
 
-Streams every response body as it arrives (JSON and SSE alike), parses nothing, keeps one shared
-client session with unlimited keep-alive connections to the upstream, drops hop-by-hop headers.
-Same aiohttp server/client stack as the gateway, none of its work.
+Exactly the shape the issue names: one ``ClientSession(connector=TCPConnector(limit=0),
+timeout=ClientTimeout(total=None, sock_connect=5), auto_decompress=False)``; the client's body
+read whole (``await request.read()``) and forwarded; a JSON answer read whole, ``json.loads``-ed
+(the least any inspecting proxy does) and returned as the original bytes with ``web.Response``;
+an SSE answer streamed chunk by chunk. Hop-by-hop headers are dropped both ways. No policy, no
+limits, no error handling beyond what aiohttp does.
 
-Run: ``python bench/passthrough.py --listen 127.0.0.1:PORT --upstream http://127.0.0.1:UPORT``.
+Run: ``python bench/minimal.py --listen 127.0.0.1:PORT --upstream http://127.0.0.1:UPORT``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Iterable
 
 import aiohttp
@@ -33,7 +37,6 @@ HOP_BY_HOP = frozenset(
         "content-length",
     }
 )
-_SKIP_AUTO = frozenset({"Accept-Encoding", "User-Agent", "Content-Type"})
 _CLIENT = web.AppKey("client", aiohttp.ClientSession)
 
 
@@ -49,21 +52,22 @@ def make_app(upstream: URL) -> web.Application:
     """An app that relays every request to ``upstream`` (scheme://host:port) + the same path."""
 
     async def relay(request: web.Request) -> web.StreamResponse:
-        client = request.app[_CLIENT]
-        body = await request.read() if request.body_exists else None
-        async with client.request(
+        body = await request.read()
+        async with request.app[_CLIENT].request(
             request.method,
             upstream.with_path(request.path).with_query(request.query_string),
             headers=_forwardable(request.headers.items()),
-            data=body,
+            data=body or None,
             allow_redirects=False,
-            skip_auto_headers=_SKIP_AUTO,
-            auto_decompress=False,
         ) as up:
-            resp = web.StreamResponse(status=up.status, headers=_forwardable(up.headers.items()))
-            if up.content_length is not None:
-                resp.content_length = up.content_length
-            with contextlib.suppress(ConnectionResetError):  # the client left mid-response
+            headers = _forwardable(up.headers.items())
+            if up.content_type != "text/event-stream":
+                raw = await up.read()
+                if raw and up.content_type == "application/json":
+                    json.loads(raw)
+                return web.Response(status=up.status, headers=headers, body=raw)
+            resp = web.StreamResponse(status=up.status, headers=headers)
+            with contextlib.suppress(ConnectionResetError):  # the client left mid-stream
                 await resp.prepare(request)
                 async for chunk in up.content.iter_any():
                     await resp.write(chunk)
@@ -71,10 +75,10 @@ def make_app(upstream: URL) -> web.Application:
             return resp
 
     async def client_ctx(app: web.Application) -> AsyncIterator[None]:
-        connector = aiohttp.TCPConnector(limit=0, force_close=False)
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=5)
         async with aiohttp.ClientSession(
-            connector=connector, timeout=timeout, auto_decompress=False
+            connector=aiohttp.TCPConnector(limit=0),
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=5),
+            auto_decompress=False,
         ) as client:
             app[_CLIENT] = client
             yield
@@ -86,7 +90,7 @@ def make_app(upstream: URL) -> web.Application:
 
 
 async def start(host: str, port: int, upstream: str) -> web.AppRunner:
-    """Start the pass-through on ``host:port`` in the running loop; the caller cleans up."""
+    """Start the proxy on ``host:port`` in the running loop; the caller cleans up."""
     runner = web.AppRunner(
         make_app(URL(upstream).with_path("/")),
         handler_cancellation=True,
@@ -99,7 +103,7 @@ async def start(host: str, port: int, upstream: str) -> web.AppRunner:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--listen", required=True, help="HOST:PORT")
     parser.add_argument("--upstream", required=True, help="http://HOST:PORT[/path]")
     args = parser.parse_args()
