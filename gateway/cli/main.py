@@ -120,11 +120,25 @@ def _build_parser() -> argparse.ArgumentParser:
 
     stdio = sub.add_parser(
         "stdio",
-        help="protect a local MCP server: speak MCP on stdin/stdout, run COMMAND as the upstream",
-        usage="%(prog)s [options] -- COMMAND [ARGS...]",
+        help="protect an MCP server for a desktop client: speak MCP on stdin/stdout, run "
+        "COMMAND (or reach --upstream URL) as the upstream",
+        usage="%(prog)s [options] (-- COMMAND [ARGS...] | --upstream URL [--header 'NAME: VALUE'])",
     )
     stdio.add_argument(
         "--policy", help="policy YAML file (default: the shipped policies/default.yaml)"
+    )
+    stdio.add_argument(
+        "--upstream",
+        default=None,
+        metavar="URL",
+        help="a remote Streamable HTTP MCP server (http:// or https://) instead of COMMAND",
+    )
+    stdio.add_argument(
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="with --upstream: a static header sent on every request; ${NAME} is the "
+        "environment variable, ${file:/path} a file's content; repeatable; never logged",
     )
     stdio.add_argument(
         "--audit-file", default=None, help="append the audit trail here (default: stderr)"
@@ -154,7 +168,7 @@ def _build_parser() -> argparse.ArgumentParser:
         "--name",
         default=None,
         help="the server's name in audit lines, notices and per-server "
-        "policy overrides (default: COMMAND's file name)",
+        "policy overrides (default: COMMAND's file name, or the --upstream URL's host)",
     )
     stdio.add_argument(
         "--grace",

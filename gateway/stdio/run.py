@@ -34,7 +34,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 from structlog.typing import FilteringBoundLogger
 
@@ -44,13 +44,18 @@ from gateway.enforce.enforcer import Enforcer
 from gateway.enforce.replay import AnsweredTable
 from gateway.enforce.seal import KeyRing
 from gateway.errors import ConfigError, PolicyError
+from gateway.proxy.config import Timeouts
 from gateway.proxy.metrics import Metrics
 from gateway.stdio.child import Child, ChildGone, child_env, exit_status
 from gateway.stdio.relay import DEFAULT_MAX_MESSAGE_BYTES, StdioRelay
 from gateway.wire.ndjson import LineSplitter
 
+if TYPE_CHECKING:
+    from gateway.proxy.upstream_settings import UpstreamSettings
+
 DEFAULT_GRACE: Final = 2.0  # the SDK's stdio client: stdin closed, 2 s, then SIGTERM
 DRAIN_SECONDS: Final = 2.0  # the child exited: how long its last output may take to arrive
+STOPPING_MESSAGE: Final = "The elicitation gateway is stopping"
 READ_CHUNK: Final = 64 * 1024
 USAGE_ERROR: Final = 2
 
@@ -60,6 +65,8 @@ class StdioOptions:
     command: tuple[str, ...]
     policy: str
     name: str
+    upstream: str | None = None  # a remote Streamable HTTP server instead of COMMAND
+    headers: tuple[str, ...] = ()  # static headers for it: 'NAME: VALUE'
     audit_file: str | None = None
     env: tuple[str, ...] = ()
     env_files: tuple[str, ...] = ()
@@ -71,23 +78,53 @@ class StdioOptions:
     log_level: str = "info"
 
 
+# Flags that only mean something for a COMMAND upstream (argparse dest → flag).
+CHILD_ONLY: Final = {
+    "env": "--env",
+    "env_file": "--env-file",
+    "child_stderr": "--child-stderr",
+    "cwd": "--cwd",
+}
+
+
 def options_from_args(args: argparse.Namespace) -> StdioOptions:
     """The command line as options; ConfigError for what argparse cannot check."""
     command = list(args.server_command or [])
     if command and command[0] == "--":
         command = command[1:]
-    if not command:
-        raise ConfigError("stdio: give the server's command after --, e.g. stdio -- npx -y srv")
+    upstream = getattr(args, "upstream", None)
+    headers = tuple(getattr(args, "header", None) or ())
+    if upstream is not None:
+        if command:
+            raise ConfigError("stdio: give either --upstream URL or -- COMMAND, not both")
+        for dest, flag in CHILD_ONLY.items():
+            if getattr(args, dest, None):
+                raise ConfigError(f"{flag}: only for a COMMAND upstream (stdio -- COMMAND)")
+    elif headers:
+        raise ConfigError("--header: only for a remote upstream (stdio --upstream URL)")
+    elif not command:
+        raise ConfigError(
+            "stdio: give the server's command after -- (stdio -- npx -y srv) "
+            "or a remote server's URL (stdio --upstream https://…/mcp)"
+        )
     if args.grace is not None and args.grace < 0:
         raise ConfigError("--grace: must be 0 or more seconds")
     if args.max_message_bytes is not None and args.max_message_bytes < 1024:
         raise ConfigError("--max-message-bytes: must be at least 1024")
     from gateway.proxy.config import DEFAULT_POLICY  # noqa: PLC0415 - light, no aiohttp
 
+    if upstream is not None:
+        from gateway.stdio.remote import default_name  # noqa: PLC0415
+
+        name = args.name or default_name(upstream)
+    else:
+        name = args.name or Path(command[0]).name
     return StdioOptions(
         command=tuple(command),
         policy=args.policy or DEFAULT_POLICY,
-        name=args.name or Path(command[0]).name,
+        name=name,
+        upstream=upstream,
+        headers=headers,
         audit_file=args.audit_file,
         env=tuple(args.env or ()),
         env_files=tuple(args.env_file or ()),
@@ -356,6 +393,91 @@ async def converse(
         await out.close()
 
 
+async def converse_remote(
+    options: StdioOptions,
+    *,
+    policy: PolicyHolder,
+    settings: UpstreamSettings,
+    read_client: Callable[[], Awaitable[bytes]],
+    out: ClientOut,
+    log: FilteringBoundLogger,
+    metrics: Metrics,
+) -> int:
+    """Run one conversation with a remote upstream (``stdio --upstream URL``) to its end; the
+    exit status: 0, or 1 when the upstream could not be reached at all."""
+    from gateway.policy.engine import warm_up  # noqa: PLC0415 - heavy
+    from gateway.proxy.upstream import UpstreamClient  # noqa: PLC0415
+    from gateway.stdio.remote import HttpUpstream, public_url  # noqa: PLC0415
+
+    await asyncio.to_thread(warm_up, policy.current)  # no decision is cold
+    timeouts = Timeouts()
+    upstream = HttpUpstream(
+        url=settings.url,
+        client=UpstreamClient(
+            connect_timeout=timeouts.connect,
+            response_timeout=timeouts.response,
+            idle_timeout=timeouts.idle,
+            ssl_context=settings.ssl,
+        ),
+        logger=log,
+        name=options.name,
+        static_headers=settings.apply_headers,
+        max_message_bytes=options.max_message_bytes,
+    )
+    relay = StdioRelay(
+        upstream=options.name,
+        enforcer=Enforcer(KeyRing.random(), answered=AnsweredTable(slots=4096)),
+        policy=policy,
+        events=AuditEvents(metrics),
+        to_client=out.write,
+        to_server=upstream.send,
+        reply_to_server=upstream.send_detached,
+        logger=log,
+        max_message_bytes=options.max_message_bytes,
+    )
+    upstream.attach(relay.from_server)
+    log.info(
+        "stdio.started",
+        upstream=options.name,
+        url=public_url(settings.url),
+        static_headers=[name for name, _ in settings.headers],  # names only, never values
+        policy=options.policy,
+    )
+    ending = _Ending()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, ending.stop.set)
+    loop.add_signal_handler(signal.SIGHUP, policy.on_hup)
+    splitter = LineSplitter(options.max_message_bytes)
+    client = asyncio.create_task(_pump(read_client, splitter, relay.from_client))
+    stopped = asyncio.create_task(ending.stop.wait())
+    try:
+        await asyncio.wait({client, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        why = "signal" if stopped.done() else "client-closed"
+        await upstream.close()  # every stream and request stopped, DELETE (bounded)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(relay.upstream_gone(STOPPING_MESSAGE), DRAIN_SECONDS)
+        code = 1 if upstream.failed and not upstream.reached else 0
+        log.info(
+            "stdio.stopped",
+            upstream=options.name,
+            why=why,
+            upstream_reached=upstream.reached,
+            exit_status=code,
+            client_refused=relay.counters.client_refused,
+            server_dropped=relay.counters.server_dropped,
+        )
+        return code
+    finally:
+        for task in (client, stopped):
+            task.cancel()
+        await asyncio.gather(client, stopped, return_exceptions=True)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.remove_signal_handler(signum)
+        await upstream.close(0.0)
+        await out.close()
+
+
 async def _metrics_server(listen: str, metrics: Metrics) -> Callable[[], Awaitable[None]]:
     """Opt-in: ``GET /metrics`` on ``listen`` (Prometheus text); the function stopping it."""
     from aiohttp import web  # noqa: PLC0415 - only when asked for
@@ -375,12 +497,13 @@ async def _metrics_server(listen: str, metrics: Metrics) -> Callable[[], Awaitab
     return runner.cleanup
 
 
-async def _main(
+async def _main(  # noqa: PLR0917 - one private call site
     options: StdioOptions,
     policy: PolicyHolder,
     env: dict[str, str],
     fd: int,
     err: IO[bytes] | None,
+    remote: UpstreamSettings | None = None,
 ) -> int:
     log = get_logger("gateway")
     metrics = Metrics()
@@ -393,6 +516,16 @@ async def _main(
     out = ClientOut(fd)
     await out.open()
     try:
+        if remote is not None:
+            return await converse_remote(
+                options,
+                policy=policy,
+                settings=remote,
+                read_client=await client_reader(),
+                out=out,
+                log=log,
+                metrics=metrics,
+            )
         return await converse(
             options,
             policy=policy,
@@ -441,6 +574,13 @@ def run_stdio(args: argparse.Namespace) -> int:
                 ) from None
         configure_logging(options.log_level, stream=sys.stderr, audit_stream=audit)
         policy, env = load(options, dict(os.environ))
+        remote = None
+        if options.upstream is not None:
+            from gateway.stdio.remote import upstream_settings  # noqa: PLC0415
+
+            remote = upstream_settings(
+                options.upstream, options.headers, os.environ, name=options.name
+            )
         with contextlib.ExitStack() as stack:
             err: IO[bytes] | None = None
             if options.child_stderr:
@@ -451,7 +591,7 @@ def run_stdio(args: argparse.Namespace) -> int:
                         f"--child-stderr {options.child_stderr}: cannot open: {exc.strerror}"
                     ) from None
             holder = PolicyHolder(options.policy, policy, audit)
-            return asyncio.run(_main(options, holder, env, fd, err))
+            return asyncio.run(_main(options, holder, env, fd, err, remote))
     except (ConfigError, PolicyError) as exc:
         # One line for people (logs share stderr here: no JSON twin of the same error).
         print(f"elicitation-gateway: error: {exc}", file=sys.stderr)
@@ -461,4 +601,4 @@ def run_stdio(args: argparse.Namespace) -> int:
             audit.close()
 
 
-__all__ = ["StdioOptions", "converse", "options_from_args", "run_stdio"]
+__all__ = ["StdioOptions", "converse", "converse_remote", "options_from_args", "run_stdio"]
