@@ -580,7 +580,8 @@ def upstream_settings(
     except ValidationError as exc:
         first = exc.errors()[0]
         flag = "--header" if first["loc"] and first["loc"][0] == "headers" else "--upstream"
-        raise ConfigError(f"{flag}: {first['msg']}") from None
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ConfigError(f"{flag}: {message}") from None
     if not URL(url).host:
         raise ConfigError("--upstream: the URL has no host")
 
