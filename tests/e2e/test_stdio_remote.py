@@ -22,6 +22,7 @@ import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,6 @@ from tests.peers.modes import ERA, LEGACY, MODERN, MODES, VERSION
 from tests.peers.procs import (
     ROOT,
     ClientWorker,
-    Peer,
     free_port,
     peer_env,
     read_log_events,
@@ -60,10 +60,21 @@ async def worker() -> AsyncIterator[ClientWorker]:
         yield w
 
 
+@dataclass(frozen=True)
+class Peers:
+    """The SDK client worker and the demo upstream's URL."""
+
+    worker: ClientWorker
+    url: str
+
+    async def run(self, target: str | list[str], mode: str, **options: Any) -> list[Any]:
+        return await self.worker.run(target, mode, **options)
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def demo() -> AsyncIterator[Peer]:
-    async with start_upstream() as peer:
-        yield peer
+async def peers(worker: ClientWorker) -> AsyncIterator[Peers]:
+    async with start_upstream() as demo:
+        yield Peers(worker, demo.url)
 
 
 def shown(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -87,11 +98,11 @@ def decisions(audit: Path) -> list[dict[str, Any]]:
     [("ask_form", {"topic": "billing"}), ("demo_profile", {}), ("demo_oauth", {})],
 )
 async def test_benign_elicitations_are_identical_direct_and_through(
-    worker: ClientWorker, demo: Peer, tmp_path: Path, mode: str, tool: str, args: dict[str, Any]
+    peers: Peers, tmp_path: Path, mode: str, tool: str, args: dict[str, Any]
 ) -> None:
     audit = tmp_path / "audit.log"
-    direct = await worker.run(demo.url, mode, tool=tool, args=args)
-    gated = await worker.run(through(demo.url, audit), mode, tool=tool, args=args)
+    direct = await peers.run(peers.url, mode, tool=tool, args=args)
+    gated = await peers.run(through(peers.url, audit), mode, tool=tool, args=args)
     assert direct == gated
     assert direct[0] == {"event": "protocol", "version": VERSION[mode]}
     assert len(shown(direct)) == 1 and "action=accept" in outcome(direct)["text"]
@@ -104,11 +115,11 @@ async def test_benign_elicitations_are_identical_direct_and_through(
     ("tool", "reason"), [("demo_password", "secret-field"), ("demo_lookalike", "confusable-host")]
 )
 async def test_phishing_never_reaches_the_user_and_the_server_gets_a_decline(
-    worker: ClientWorker, demo: Peer, tmp_path: Path, mode: str, tool: str, reason: str
+    peers: Peers, tmp_path: Path, mode: str, tool: str, reason: str
 ) -> None:
     audit = tmp_path / "audit.log"
-    direct = await worker.run(demo.url, mode, tool=tool)
-    gated = await worker.run(through(demo.url, audit), mode, tool=tool)
+    direct = await peers.run(peers.url, mode, tool=tool)
+    gated = await peers.run(through(peers.url, audit), mode, tool=tool)
     assert len(shown(direct)) == 1  # the server does ask
     assert shown(gated) == []
     assert gated[0] == {"event": "protocol", "version": VERSION[mode]}
@@ -121,14 +132,12 @@ async def test_phishing_never_reaches_the_user_and_the_server_gets_a_decline(
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_tools_list_progress_and_ping_pass(
-    worker: ClientWorker, demo: Peer, tmp_path: Path, mode: str
-) -> None:
+async def test_tools_list_progress_and_ping_pass(peers: Peers, tmp_path: Path, mode: str) -> None:
     """(2026-07-28 has no ``ping``.)"""
     options: dict[str, Any] = {"tool": "progress_form", "progress": True, "list_all": True}
     options["ping"] = mode == LEGACY
-    direct = await worker.run(demo.url, mode, **options)
-    gated = await worker.run(through(demo.url, tmp_path / "a.log"), mode, **options)
+    direct = await peers.run(peers.url, mode, **options)
+    gated = await peers.run(through(peers.url, tmp_path / "a.log"), mode, **options)
     assert direct == gated
     listed = next(e for e in gated if e["event"] == "list")
     assert "ask_form" in listed["tools"] and "demo_password" in listed["tools"]
@@ -137,11 +146,11 @@ async def test_tools_list_progress_and_ping_pass(
 
 
 async def test_auto_negotiates_2026_through_the_gateway_as_directly(
-    worker: ClientWorker, demo: Peer, tmp_path: Path
+    peers: Peers, tmp_path: Path
 ) -> None:
-    direct = await worker.run(demo.url, "auto", tool="echo", args={"text": "hi"})
-    gated = await worker.run(
-        through(demo.url, tmp_path / "a.log"), "auto", tool="echo", args={"text": "hi"}
+    direct = await peers.run(peers.url, "auto", tool="echo", args={"text": "hi"})
+    gated = await peers.run(
+        through(peers.url, tmp_path / "a.log"), "auto", tool="echo", args={"text": "hi"}
     )
     assert direct[0] == gated[0] == {"event": "protocol", "version": VERSION[MODERN]}
     assert outcome(gated) == outcome(direct)

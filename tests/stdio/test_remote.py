@@ -115,20 +115,21 @@ async def serving(script: Script) -> AsyncIterator[Server]:
         await runner.cleanup()
 
 
-def client(*, response: float = WAIT, idle: float = WAIT) -> UpstreamClient:
-    return UpstreamClient(connect_timeout=WAIT, response_timeout=response, idle_timeout=idle)
+def client(*, response: float = WAIT) -> UpstreamClient:
+    return UpstreamClient(connect_timeout=WAIT, response_timeout=response, idle_timeout=WAIT)
 
 
 @contextlib.asynccontextmanager
 async def upstream(
     url: URL,
     static: Callable[[list[tuple[str, str]]], list[tuple[str, str]]] | None = None,
-    **timeouts: float,
+    *,
+    response: float = WAIT,
 ) -> AsyncIterator[tuple[HttpUpstream, Fed]]:
     fed = Fed()
     up = HttpUpstream(
         url=url,
-        client=client(**timeouts),
+        client=client(response=response),
         logger=structlog.get_logger("test"),
         name="remote",
         static_headers=static,
@@ -176,9 +177,9 @@ def event(obj: Any, event_id: str | None = None) -> bytes:
     return f"{head}event: message\r\ndata: {json.dumps(obj)}\r\n\r\n".encode()
 
 
-async def sse(request: web.Request, *chunks: bytes, headers: dict[str, str] | None = None) -> (
-    web.StreamResponse
-):
+async def sse(
+    request: web.Request, *chunks: bytes, headers: dict[str, str] | None = None
+) -> web.StreamResponse:
     out = web.StreamResponse(headers={"Content-Type": SSE, **(headers or {})})
     await out.prepare(request)
     for chunk in chunks:
@@ -209,9 +210,7 @@ async def test_a_2026_request_carries_routing_headers_that_match_its_body() -> N
     assert sorted(line["id"] for line in fed.lines) == [1, 2]
 
 
-async def test_the_handshake_session_id_and_version_go_on_every_later_request_then_delete() -> (
-    None
-):
+async def test_the_handshake_session_id_and_version_go_on_every_later_request_then_delete() -> None:
     async def script(seen: Seen, _: web.Request) -> web.StreamResponse:
         if seen.method == "DELETE":
             return web.Response(status=200)
@@ -338,9 +337,9 @@ async def test_a_stream_that_ends_early_is_resumed_with_last_event_id() -> None:
 
 
 async def error_for(
-    script: Script, line: bytes = legacy_call(1), **timeouts: float
+    script: Script, line: bytes = legacy_call(1), *, response: float = WAIT
 ) -> dict[str, Any]:
-    async with serving(script) as server, upstream(server.url, **timeouts) as (up, fed):
+    async with serving(script) as server, upstream(server.url, response=response) as (up, fed):
         await up.send(line)
         [answer] = await fed.wait_for(1)
     assert answer["id"] == json.loads(line)["id"]
@@ -440,7 +439,7 @@ def test_static_headers_resolve_from_the_environment_and_errors_never_show_value
         upstream_settings("http://h/mcp", ["Mcp-Session-Id: v"], {}, name="x")
     with pytest.raises(ConfigError, match="--header: expected 'NAME: VALUE'"):
         upstream_settings("http://h/mcp", ["no colon"], {}, name="x")
-    with pytest.raises(ConfigError, match="--upstream: .*http:// or https://"):
+    with pytest.raises(ConfigError, match=r"--upstream: .*http:// or https://"):
         upstream_settings("ftp://h/mcp", [], {}, name="x")
 
 
