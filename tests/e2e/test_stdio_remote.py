@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -275,3 +276,29 @@ async def test_an_unset_header_variable_is_a_usage_error_naming_it(tmp_path: Pat
     assert status == 2 and out == b""
     err = (tmp_path / "stderr.log").read_text()
     assert "--header X-Key: environment variable UNSET_REMOTE_KEY is not set" in err
+
+
+async def test_sigterm_answers_the_calls_in_flight_and_ends_the_session(tmp_path: Path) -> None:
+    """A call the upstream never answers does not hold the gateway: SIGTERM answers it with a
+    JSON-RPC error, and the gateway exits at once."""
+    async with mcp_upstream(None) as up:
+        up.hold = asyncio.Event()  # every request waits for it
+        up.busy_at = 1  # up.busy is set once a request waits
+        process = await start_gateway(up.url("http"), tmp_path)
+        try:
+            assert process.stdin is not None and process.stdout is not None
+            call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x"}}
+            process.stdin.write(json.dumps(call).encode() + b"\n")
+            await process.stdin.drain()
+            await asyncio.wait_for(up.busy.wait(), WAIT)
+            process.send_signal(signal.SIGTERM)
+            line = await asyncio.wait_for(process.stdout.readline(), WAIT)
+            status = await asyncio.wait_for(process.wait(), WAIT)
+        finally:
+            up.hold.set()
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    answer = json.loads(line)
+    assert answer["id"] == 7 and answer["error"]["message"] == "The elicitation gateway is stopping"
+    assert status == 0

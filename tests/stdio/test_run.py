@@ -374,6 +374,12 @@ async def test_the_child_gets_only_the_listed_environment(tmp_path: Path) -> Non
         (["stdio", "--", "/nonexistent/server"], "cannot start /nonexistent/server"),
         (["stdio", "--policy", "/nonexistent.yaml", "--", "true"], "nonexistent.yaml"),
         (["stdio", "--env-file", "/nonexistent.env", "--", "true"], "--env-file"),
+        (["stdio", "--upstream", "http://h/mcp", "--", "true"], "not both"),
+        (["stdio", "--upstream", "http://h/mcp", "--env", "A"], "--env: only for a COMMAND"),
+        (["stdio", "--upstream", "http://h/mcp", "--cwd", "/"], "--cwd: only for a COMMAND"),
+        (["stdio", "--header", "A: b", "--", "true"], "--header: only for a remote upstream"),
+        (["stdio", "--upstream", "ftp://h/mcp"], "--upstream: must be an http:// or https://"),
+        (["stdio", "--upstream", "http://h/mcp", "--header", "Host: x"], "--header: header 'Host'"),
     ],
 )
 async def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) -> None:
@@ -393,6 +399,15 @@ async def test_usage_errors_exit_2_with_one_line(args: list[str], message: str) 
     assert out == b""  # nothing but MCP on stdout, ever
     last = err.decode().strip().splitlines()[-1]
     assert last.startswith("elicitation-gateway: error:") and message in last
+
+
+def test_a_remote_upstream_is_named_after_its_host_and_keeps_its_headers() -> None:
+    args = _build_parser().parse_args(
+        ["stdio", "--upstream", "https://mcp.example.com/mcp", "--header", "X-A: ${A}"]
+    )
+    options = options_from_args(args)
+    assert options.command == () and options.upstream == "https://mcp.example.com/mcp"
+    assert (options.name, options.headers) == ("mcp.example.com", ("X-A: ${A}",))
 
 
 def test_everything_after_the_double_dash_belongs_to_the_command() -> None:
