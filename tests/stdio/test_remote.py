@@ -13,6 +13,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from aiohttp import web
 from yarl import URL
 
 from gateway import errors
+from gateway.cli.main import _build_parser
 from gateway.errors import ConfigError
 from gateway.proxy.upstream import UpstreamClient
 from gateway.stdio.remote import (
@@ -31,6 +33,7 @@ from gateway.stdio.remote import (
     public_url,
     upstream_settings,
 )
+from gateway.stdio.run import options_from_args
 from gateway.wire.era import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 from gateway.wire.ndjson import Frame, Line
 from tests.peers.procs import free_port
@@ -450,3 +453,21 @@ def test_names_values_and_urls_for_logs() -> None:
     assert default_name("https://mcp.example.com:8443/mcp") == "mcp.example.com"
     url = URL("https://user:pw@mcp.example.com/mcp?token=t#f")
     assert public_url(url) == "https://mcp.example.com/mcp"
+
+
+def test_the_readmes_desktop_snippets_for_a_remote_server_are_valid_command_lines() -> None:
+    """Each JSON snippet of README "Protect a remote server" parses, and its args are a valid
+    ``stdio --upstream`` command line whose headers resolve from the snippet's own ``env``."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Protect a remote server", 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("```", 1)[0] for b in section.split("```json\n")[1:]]
+    assert len(blocks) == 3
+    for block in blocks:
+        config = json.loads(block)
+        [server] = (config.get("mcpServers") or config["servers"]).values()
+        assert server["command"].endswith("/elicitation-gateway")
+        options = options_from_args(_build_parser().parse_args(server["args"]))
+        assert options.upstream is not None and options.upstream.startswith("https://")
+        env = dict.fromkeys(server.get("env", {}), "value-from-env")
+        up = upstream_settings(options.upstream, options.headers, env, name=options.name)
+        assert all(value.endswith("value-from-env") for _, value in up.headers)
