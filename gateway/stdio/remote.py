@@ -26,7 +26,7 @@ What it does for the client, as the official SDK's HTTP transport does
 * **The standalone GET stream** (handshake era) is opened once ``notifications/initialized``
   was accepted, when the server offers one (405: none); it is resumed with ``Last-Event-ID``
   after the server's ``retry`` delay (else 1 s), and given up after ``MAX_RECONNECTS`` failed
-  attempts in a row.
+  attempts in a row (a stream that ends without a single block counts as one).
 * **Resumption**: a POST's event stream that ends before the request's answer, after events
   with ids, is resumed by ``GET`` with ``Last-Event-ID`` (bounded the same way).
 * **Cancellation**: in 2026 a ``notifications/cancelled`` closes the request's response stream
@@ -126,8 +126,10 @@ class _Resume:
 
     last_id: str | None = None
     retry: float | None = None
+    blocks: int = 0  # blocks seen so far (pings included)
 
     def saw(self, block: SSEBlock) -> None:
+        self.blocks += 1
         if block.id:
             self.last_id = block.id
         if block.retry is not None:
@@ -166,7 +168,7 @@ class HttpUpstream:
         self._modern = False  # the conversation is in the 2026 era
         self._posts: dict[tuple[str, str], _Post] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._listening = False  # the standalone GET stream was started
+        self.listener: asyncio.Task[None] | None = None  # the standalone GET stream's task
         self._closed = False
         self.reached = False  # an HTTP answer ever arrived
         self.failed = False  # a request could not reach the upstream
@@ -478,9 +480,10 @@ class HttpUpstream:
         return await self._open("GET", self._static(headers), None)
 
     def _listen(self) -> None:
-        if not self._listening and self._session is not None and not self._closed:
-            self._listening = True
-            self._spawn(self._standalone())
+        if self.listener is None and self._session is not None and not self._closed:
+            self.listener = asyncio.ensure_future(self._standalone())
+            self._tasks.add(self.listener)
+            self.listener.add_done_callback(self._tasks.discard)
 
     async def _standalone(self) -> None:
         """The standalone GET stream: server requests and notifications of no request."""
@@ -502,8 +505,11 @@ class HttpUpstream:
                         "upstream.listen_refused", upstream=self._name, status=resp.status
                     )
                     return
-                failures = 0
+                before = resume.blocks
                 await self._events(resp, resume)
+                # A stream that carried something resets the count; one that ended empty
+                # counts as a failure (a server closing it at once is not reconnected forever).
+                failures = 0 if resume.blocks > before else failures + 1
             except (SSEError, ProtocolError) as exc:
                 self._protocol_error(exc.message)
                 failures += 1
@@ -512,7 +518,9 @@ class HttpUpstream:
                 failures += 1
             finally:
                 resp.close()
-            await asyncio.sleep(resume.delay)
+            if failures < MAX_RECONNECTS:
+                await asyncio.sleep(resume.delay)
+        self._log.warning("upstream.listen_given_up", upstream=self._name, attempts=failures)
 
     # -- server → client ----------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from gateway.cli.main import _build_parser
 from gateway.errors import ConfigError
 from gateway.proxy.upstream import UpstreamClient
 from gateway.stdio.remote import (
+    MAX_RECONNECTS,
     HttpUpstream,
     default_name,
     header_value,
@@ -471,3 +472,24 @@ def test_the_readmes_desktop_snippets_for_a_remote_server_are_valid_command_line
         env = dict.fromkeys(server.get("env", {}), "value-from-env")
         up = upstream_settings(options.upstream, options.headers, env, name=options.name)
         assert all(value.endswith("value-from-env") for _, value in up.headers)
+
+
+async def test_a_get_stream_that_keeps_ending_empty_is_given_up() -> None:
+    async def script(seen: Seen, request: web.Request) -> web.StreamResponse:
+        if seen.method == "GET":
+            return await sse(request, headers={})  # 200, then at once the end
+        if seen.method == "DELETE" or "id" not in seen.body:
+            return web.Response(status=202)
+        answer = {"jsonrpc": "2.0", "id": 0, "result": {}}
+        return web.json_response(answer, headers={"Mcp-Session-Id": "s"})
+
+    async with serving(script) as server:
+        async with upstream(server.url) as (up, fed):
+            await up.send(INITIALIZE)
+            await fed.wait_for(1)
+            await up.send(INITIALIZED)
+            await server.wait_for(3)
+            assert up.listener is not None
+            await asyncio.wait_for(up.listener, WAIT)  # it ends: given up
+            gets = [s for s in server.seen if s.method == "GET"]
+        assert len(gets) == MAX_RECONNECTS
