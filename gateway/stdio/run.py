@@ -84,6 +84,7 @@ CHILD_ONLY: Final = {
     "env_file": "--env-file",
     "child_stderr": "--child-stderr",
     "cwd": "--cwd",
+    "grace": "--grace",
 }
 
 
@@ -98,7 +99,7 @@ def options_from_args(args: argparse.Namespace) -> StdioOptions:
         if command:
             raise ConfigError("stdio: give either --upstream URL or -- COMMAND, not both")
         for dest, flag in CHILD_ONLY.items():
-            if getattr(args, dest, None):
+            if getattr(args, dest, None) is not None:
                 raise ConfigError(f"{flag}: only for a COMMAND upstream (stdio -- COMMAND)")
     elif headers:
         raise ConfigError("--header: only for a remote upstream (stdio --upstream URL)")

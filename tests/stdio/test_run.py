@@ -377,6 +377,7 @@ async def test_the_child_gets_only_the_listed_environment(tmp_path: Path) -> Non
         (["stdio", "--upstream", "http://h/mcp", "--", "true"], "not both"),
         (["stdio", "--upstream", "http://h/mcp", "--env", "A"], "--env: only for a COMMAND"),
         (["stdio", "--upstream", "http://h/mcp", "--cwd", "/"], "--cwd: only for a COMMAND"),
+        (["stdio", "--upstream", "http://h/mcp", "--grace", "0"], "--grace: only for a COMMAND"),
         (["stdio", "--header", "A: b", "--", "true"], "--header: only for a remote upstream"),
         (["stdio", "--upstream", "ftp://h/mcp"], "--upstream: must be an http:// or https://"),
         (["stdio", "--upstream", "http://h/mcp", "--header", "Host: x"], "--header: header 'Host'"),
