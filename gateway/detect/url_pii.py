@@ -479,19 +479,38 @@ def _looks_like_name(value: str) -> bool:
 
 
 def _looks_like_address(key: str, value: str) -> bool:
+    if len(_CJK_ADDRESS.findall(value)) >= 2 and len(value) >= 6:
+        return True  # 東京都世田谷区…, 서울특별시 강남구 …: a prefecture and a ward
     if not any(c.isdigit() for c in value) or not _WORD.search(value):
         return False
+    if _HOUSE_NUMBER.fullmatch(value.strip()) is not None:
+        return True  # "Vinohradská 1234/56", "12B Rue Nationale"-less: a street and its number
     return key in _ADDRESS_KEYS or _STREET.search(value) is not None
 
 
 def _looks_like_person(value: str) -> bool:
-    """A person's name written as one: 2–4 capitalised words of letters (``Elif Haddad``)."""
+    """A person's name written as one: 2–4 capitalised words of letters (``Elif Haddad``), or a
+    CJK family and given name with a space between (``佐藤 美咲``)."""
+    if _CJK_NAME.fullmatch(value.strip()) is not None:
+        return True
     words = value.replace("-", " ").replace("'", " ").split()
     return (
         2 <= len(words) <= 4
         and all(w[:1].isupper() and w.isalpha() for w in words)
         and _looks_like_name(value)
     )
+
+
+# A street name and its two house numbers, as Czech, Slovak and Polish addresses write them
+# ("Vinohradská 1234/56", "Marszałkowska 10/12"): no chapter or volume is numbered so.
+_HOUSE_NUMBER: Final = re.compile(
+    r"[^\W\d_][^\W\d_'\-.]{3,}(?: [^\W\d_][^\W\d_'\-.]+)? [0-9]{1,5}/[0-9]{1,4}[a-zA-Z]?"
+)
+# Japanese, Chinese and Korean address units (prefecture, city, ward, town, street, number).
+_CJK_ADDRESS: Final = re.compile(r"[都道府県市区町村郡省路号]|丁目|番地|특별시|광역시|[시구동읍면]\b|로\b|길\b")
+_CJK_NAME: Final = re.compile(
+    r"[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{1,3} [\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{1,3}"
+)
 
 
 def _birth_date(value: str) -> bool:

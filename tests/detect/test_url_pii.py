@@ -228,3 +228,20 @@ def test_personal_data_under_keys_in_more_languages(
 )
 def test_those_keys_with_other_values_are_not_personal_data(pairs: list[tuple[str, str]]) -> None:
     assert url_pii_kinds(pairs) == set()
+
+
+@pytest.mark.parametrize(
+    "pairs",
+    [
+        [("a", "Tereza Nováková"), ("b", "Vinohradská 1234/56"), ("c", "120 00 Praha 2")],
+        [("a", "佐藤 美咲"), ("b", "東京都世田谷区北沢2-10-15")],
+    ],
+)
+def test_names_and_addresses_written_the_central_european_and_japanese_way(
+    pairs: list[tuple[str, str]],
+) -> None:
+    assert "name-address" in url_pii_kinds(pairs)
+
+
+def test_a_title_and_a_numbered_chapter_are_no_address() -> None:
+    assert url_pii_kinds([("author", "Jane Austen"), ("part", "Volume 2")]) == set()
