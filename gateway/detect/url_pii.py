@@ -507,7 +507,9 @@ _HOUSE_NUMBER: Final = re.compile(
     r"[^\W\d_][^\W\d_'\-.]{3,}(?: [^\W\d_][^\W\d_'\-.]+)? [0-9]{1,5}/[0-9]{1,4}[a-zA-Z]?"
 )
 # Japanese, Chinese and Korean address units (prefecture, city, ward, town, street, number).
-_CJK_ADDRESS: Final = re.compile(r"[都道府県市区町村郡省路号]|丁目|番地|특별시|광역시|[시구동읍면]\b|로\b|길\b")
+_CJK_ADDRESS: Final = re.compile(
+    r"[都道府県市区町村郡省路号]|丁目|番地|특별시|광역시|[시구동읍면]\b|로\b|길\b"
+)
 _CJK_NAME: Final = re.compile(
     r"[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{1,3} [\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{1,3}"
 )
