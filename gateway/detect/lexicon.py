@@ -20,15 +20,17 @@ allow terms) are cached.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import copy
 import functools
+import gc
 import hashlib
 import itertools
 import json
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -442,19 +444,74 @@ class _Index:
             self.add_stem(key, str(text), lang)
 
     def compile(self) -> None:
+        self._automata(self.any_term_strings())
+        self.prefixes = frozenset({t[:i] for t in self.singles for i in range(1, len(t))})
+
+    def _automata(self, squashed: Iterable[str]) -> None:
+        """The Aho-Corasick sets, from the tables (never stored: built at every start)."""
         self.stem_set = Substrings(
             (stem, key) for key, stems in self.stems.items() for stem in stems
         )
-        # Every term with its spaces removed: if none occurs in the squashed text, no bag can hit.
+        self.any_term = AnyOf(squashed)
+
+    def tables(self, extra_keys: Iterable[_Key] = ()) -> dict[str, Any]:
+        """The index as plain JSON data (the compiled snapshot of the base lexicon): each bag's
+        key once in ``keys`` (sorted, with ``extra_keys``), referred to by its position; lists
+        where order matters (the bags' fill order, each phrase bucket's order), sorted lists for
+        sets: the same bytes whatever the hash seed."""
+        keys = sorted(
+            {
+                *(k for bag in self.singles.values() for k in bag),
+                *(k for bucket in self.phrases.values() for _, k in bucket),
+                *self.stems,
+                *(k for k, _, _ in self.origins),
+                *extra_keys,
+            }
+        )
+        ids = {key: i for i, key in enumerate(keys)}
+        return {
+            "singles": {t: sorted(ids[k] for k in bag) for t, bag in self.singles.items()},
+            "phrases": [
+                [first, second, [[list(toks), ids[k]] for toks, k in bucket]]
+                for (first, second), bucket in self.phrases.items()
+            ],
+            "stems": [[ids[k], sorted(forms)] for k, forms in self.stems.items()],
+            "origins": [
+                [ids[k], stem, form, text, lang]
+                for (k, stem, form), (text, lang) in self.origins.items()
+            ],
+            "squashed": sorted(self.any_term_strings()),
+            "prefixes": sorted(self.prefixes),
+            "keys": [[name, kind] for name, kind in keys],
+        }
+
+    def any_term_strings(self) -> set[str]:
+        """Every term with its spaces removed, for the pre-check: if none occurs in the squashed
+        text, no bag can hit."""
         squashed = {t for t, keys in self.singles.items() if any(k[1] != _NEGATIVE for k in keys)}
-        squashed |= {
+        return squashed | {
             s.replace(" ", "")
             for key, stems in self.stems.items()
             if key[1] != _NEGATIVE
             for s in stems
         }
-        self.any_term = AnyOf(squashed)
-        self.prefixes = frozenset({t[:i] for t in self.singles for i in range(1, len(t))})
+
+    @classmethod
+    def from_tables(cls, tables: Mapping[str, Any], keys: list[_Key]) -> _Index:
+        """The index ``tables()`` wrote (``keys``: its ``keys`` as tuples), automata built."""
+        index = cls()
+        index.singles = {t: {keys[i] for i in ids} for t, ids in tables["singles"].items()}
+        phrases: dict[tuple[str, str], list[tuple[tuple[str, ...], _Key]]] = {}
+        for first, second, bucket in tables["phrases"]:
+            phrases[first, second] = [(tuple(toks), keys[i]) for toks, i in bucket]
+        index.phrases = phrases
+        index.stems = {keys[i]: set(forms) for i, forms in tables["stems"]}
+        index.origins = {
+            (keys[i], stem, form): (text, lang) for i, stem, form, text, lang in tables["origins"]
+        }
+        index.prefixes = frozenset(tables["prefixes"])
+        index._automata(tables["squashed"])
+        return index
 
     def might_hit(self, text: str) -> bool:
         """Cheap, conservative pre-check for long texts (no false negatives): every way a term can
@@ -563,19 +620,19 @@ class Lexicon:
             for name, spec in data.get("negative_sets", {}).items()
         }
         index = _Index()
-        categories = []
+        categories: list[Category] = []
+        negated_by: dict[str, tuple[_Key, ...]] = {}
         # A shared negative set ("about": thousands of words) is indexed once, under its own
         # key; a hit on it negates every category that lists it.
         for set_name, (terms, stems) in shared.items():
             index.fill((f"@negative:{set_name}", _NEGATIVE), terms, stems)
-        self._negated_by: dict[str, tuple[_Key, ...]] = {}
         for name, spec in _with_concepts(data).items():
             categories.append(_category(name, spec))
             index.fill((name, _STRONG), spec.get("terms", ()), spec.get("stems", ()))
             index.fill((name, _GATED), spec.get("gated_terms", ()), spec.get("gated_stems", ()))
             neg = spec.get("negative") or {}
             index.fill((name, _NEGATIVE), neg.get("terms", ()), neg.get("stems", ()))
-            self._negated_by[name] = (
+            negated_by[name] = (
                 (name, _NEGATIVE),
                 *((f"@negative:{n}", _NEGATIVE) for n in spec.get("negative_sets") or ()),
             )
@@ -596,24 +653,77 @@ class Lexicon:
             ctx_spec = data.get(bag) or {}
             index.fill((f"@{bag}", _STRONG), ctx_spec.get("terms", ()), ctx_spec.get("stems", ()))
         index.compile()
+        by_name = {c.name for c in categories}
+        self._finish(
+            index,
+            tuple(categories),
+            negated_by,
+            frozenset(t for term in data["generic_fields"] for t in _norm(str(term))),
+            # Exact, case-sensitive titles or keys ("PAT", "SK") and the category they name.
+            {
+                str(k): str(v)
+                for k, v in (data.get("abbreviations") or {}).items()
+                if str(v) in by_name
+            },
+        )
+
+    def _finish(
+        self,
+        index: _Index,
+        categories: tuple[Category, ...],
+        negated_by: dict[str, tuple[_Key, ...]],
+        generic: frozenset[str],
+        abbreviations: dict[str, str],
+    ) -> None:
+        """Set the compiled parts, built from the data or restored from the snapshot."""
         self._index = index
-        self.categories: tuple[Category, ...] = tuple(categories)
-        self._by_name = {c.name: c for c in self.categories}
+        self.categories = categories
+        self._negated_by = negated_by
+        self._by_name = {c.name: c for c in categories}
         # A category's concepts (password, pin … of secret), most specific first in explanations.
         self._explained: dict[str, tuple[Category, ...]] = {
-            c.name: (*(k for k in self.categories if k.parent == c.name), c)
-            for c in self.categories
+            c.name: (*(k for k in categories if k.parent == c.name), c) for c in categories
         }
         self._payment = frozenset(c.name for c in categories if c.reason is Reason.PAYMENT_FIELD)
-        self._generic = frozenset(t for term in data["generic_fields"] for t in _norm(str(term)))
-        # Exact, case-sensitive titles or keys ("PAT", "SK") and the category they name.
-        self.abbreviations: dict[str, str] = {
-            str(k): str(v)
-            for k, v in (data.get("abbreviations") or {}).items()
-            if str(v) in self._by_name
-        }
+        self._generic = generic
+        self.abbreviations = abbreviations
         # Servers send the same schemas again and again: short texts (keys, titles) are cached.
         self._cached_scan = functools.lru_cache(maxsize=4096)(self._scan)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything this lexicon compiled, as plain JSON data (see :meth:`restored`)."""
+        # (with the keys of negative sets no term was listed under)
+        tables = self._index.tables(k for keys in self._negated_by.values() for k in keys)
+        ids = {(name, kind): i for i, (name, kind) in enumerate(tables["keys"])}
+        return {
+            **tables,
+            "categories": [
+                [c.name, c.reason.value, c.detail, c.severity.value, c.parent]
+                for c in self.categories
+            ],
+            "negated_by": [
+                [name, [ids[k] for k in keys]] for name, keys in self._negated_by.items()
+            ],
+            "generic": sorted(self._generic),
+            "abbreviations": [[k, v] for k, v in self.abbreviations.items()],
+        }
+
+    @classmethod
+    def restored(cls, snapshot: Mapping[str, Any]) -> Lexicon:
+        """The lexicon :meth:`snapshot` described, without compiling anything but the automata."""
+        keys: list[_Key] = [(str(name), int(kind)) for name, kind in snapshot["keys"]]
+        lexicon = cls.__new__(cls)
+        lexicon._finish(
+            _Index.from_tables(snapshot, keys),
+            tuple(
+                Category(name, Reason(reason), detail, Severity(severity), parent)
+                for name, reason, detail, severity, parent in snapshot["categories"]
+            ),
+            {name: tuple(keys[i] for i in ids) for name, ids in snapshot["negated_by"]},
+            frozenset(snapshot["generic"]),
+            {str(k): str(v) for k, v in snapshot["abbreviations"]},
+        )
+        return lexicon
 
     def category(self, name: str) -> Category:
         return self._by_name[name]
@@ -818,19 +928,19 @@ _WORDS_ENTRY = "(words of every term)"
 
 
 def write_compiled() -> None:
-    """Write the compiled twin (``make lexicon``) atomically: a process starting meanwhile reads
-    the old file or the new one, never half of one."""
-    target = Path(str(resources.files("gateway").joinpath(f"data/{COMPILED}")))
-    temporary = target.with_suffix(".tmp")
-    temporary.write_text(compile_data(), encoding="utf-8")
-    temporary.replace(target)
+    """Write the compiled twin (``make lexicon``): the data and the base lexicon's index, each
+    file atomically: a process starting meanwhile reads the old file or the new one, never half
+    of one (and an index whose sources differ from the files it finds is not used)."""
+    twin = compile_data()
+    for name, text in ((COMPILED, twin), (INDEX, compile_index(twin))):
+        target = Path(str(resources.files("gateway").joinpath(f"data/{name}")))
+        temporary = target.with_suffix(".tmp")
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(target)
 
 
-def compile_data() -> str:
-    """The compiled twin of every data file (JSON text), and the words of every term as this
-    normaliser makes them: ``make lexicon`` writes it to gateway/data/compiled/lexicon-data.json;
-    a test checks it is current."""
-    global _RECORDING  # noqa: PLW0603 - only while compiling
+def _parsed_files() -> dict[str, Any]:
+    """Every data file parsed from its YAML, with the hash of its bytes, by name."""
     out: dict[str, Any] = {}
     for name in data_files():
         raw = resources.files("gateway").joinpath(f"data/{name}").read_bytes()
@@ -838,6 +948,15 @@ def compile_data() -> str:
             "sha256": hashlib.sha256(raw).hexdigest(),
             "data": _parse_yaml(raw.decode("utf-8")),
         }
+    return out
+
+
+def compile_data() -> str:
+    """The compiled twin of every data file (JSON text), and the words of every term as this
+    normaliser makes them: ``make lexicon`` writes it to gateway/data/compiled/lexicon-data.json;
+    a test checks it is current."""
+    global _RECORDING  # noqa: PLW0603 - only while compiling
+    out = _parsed_files()
     recorded: dict[str, list[str]] = {}
     _RECORDING = recorded
     _norm.cache_clear()
@@ -850,6 +969,43 @@ def compile_data() -> str:
         _prepared.cache_clear()
     out[_WORDS_ENTRY] = {"sha256": _normaliser_fingerprint(), "data": recorded}
     return json.dumps(out, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+INDEX = "compiled/lexicon-index.json"  # under gateway/data; `make lexicon` writes it too
+
+
+def _sources_fingerprint() -> str:
+    """What the base lexicon's index is made from: every data file's bytes, this module (how
+    the index is built) and the normaliser (how terms are read)."""
+    digest = hashlib.sha256()
+    for name in data_files():
+        raw = resources.files("gateway").joinpath(f"data/{name}").read_bytes()
+        digest.update(f"{name}\0{hashlib.sha256(raw).hexdigest()}\0".encode())
+    digest.update(resources.files("gateway").joinpath("detect/lexicon.py").read_bytes())
+    digest.update(b"\0" + _normaliser_fingerprint().encode())
+    return digest.hexdigest()
+
+
+def compile_index(twin: str | None = None) -> str:
+    """The base lexicon's index, compiled from the YAML files, as JSON text (``make lexicon``
+    writes it to gateway/data/compiled/lexicon-index.json; a test checks it is current). At
+    start-up :func:`base_lexicon` loads these tables instead of indexing every term again.
+    ``twin``: :func:`compile_data`'s text, when the caller has it already."""
+    # Built from the data exactly as the gateway reads it: the compiled twin's JSON, whose keys
+    # are sorted (the order in which terms are indexed shows, e.g. in an explanation's languages).
+    files = json.loads(compile_data() if twin is None else twin)
+    lexicon = Lexicon(_build_data(files))
+    out = {"sha256": _sources_fingerprint(), "lexicon": lexicon.snapshot()}
+    return json.dumps(out, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def _index_snapshot() -> Mapping[str, Any] | None:
+    """The compiled index when it was made from exactly these sources, else None."""
+    loaded = read_twin(Path(str(resources.files("gateway").joinpath(f"data/{INDEX}"))))
+    if loaded.get("sha256") != _sources_fingerprint():
+        return None
+    snapshot = loaded.get("lexicon")
+    return snapshot if isinstance(snapshot, dict) else None
 
 
 @functools.cache
@@ -980,8 +1136,31 @@ def _per_language(spec: Any, where: str) -> list[str]:
 
 @functools.cache
 def base_lexicon() -> Lexicon:
-    """The bundled lexicon, compiled once."""
-    return Lexicon(_data())
+    """The bundled lexicon, compiled once: restored from its compiled index when that is
+    current (start-up time), else compiled from the data."""
+    with _collector_paused():
+        snapshot = _index_snapshot()
+        if snapshot is not None:
+            try:
+                return Lexicon.restored(snapshot)
+            except (KeyError, IndexError, TypeError, ValueError):
+                pass  # a damaged snapshot is only a lost shortcut
+        return Lexicon(_data())
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while the lexicon is built: hundreds of
+    thousands of new containers (plain tables, no cycles to find) would make it walk the
+    growing heap again and again (a third of the build, measured at start-up). Re-enabled
+    after, if it was on."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @functools.lru_cache(maxsize=32)

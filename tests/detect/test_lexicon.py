@@ -514,11 +514,77 @@ def test_a_phrase_spelled_out_letter_by_letter_with_wider_word_gaps_is_read() ->
 
 
 def test_the_compiled_data_is_current() -> None:
-    """gateway/data/compiled/lexicon-data.json is made from the YAML files (`make lexicon`)."""
-    from gateway.detect.lexicon import COMPILED, compile_data
+    """gateway/data/compiled/lexicon-data.json is made from the YAML files, and
+    lexicon-index.json (the base lexicon's index) from them and the code (`make lexicon`)."""
+    from gateway.detect.lexicon import COMPILED, INDEX, compile_data, compile_index
 
     shipped = resources.files("gateway").joinpath(f"data/{COMPILED}").read_text(encoding="utf-8")
-    assert shipped == compile_data(), "data files changed: run `make lexicon`"
+    twin = compile_data()
+    assert shipped == twin, "data files changed: run `make lexicon`"
+    index = resources.files("gateway").joinpath(f"data/{INDEX}").read_text(encoding="utf-8")
+    assert index == compile_index(twin), "data files or lexicon.py changed: run `make lexicon`"
+
+
+def _tables(lex: Lexicon) -> dict[str, Any]:
+    """Everything a lexicon compiled, with the order of what is ordered."""
+    index = lex._index
+    return {
+        "singles": index.singles,
+        "phrases": index.phrases,
+        "stems": list(index.stems.items()),  # scanned in this order
+        "origins": index.origins,
+        "prefixes": index.prefixes,
+        "categories": lex.categories,
+        "negated_by": lex._negated_by,
+        "generic": lex._generic,
+        "abbreviations": lex.abbreviations,
+        "payment": lex._payment,
+        "explained": lex._explained,
+    }
+
+
+def test_the_base_lexicon_is_restored_from_its_compiled_index_as_compiled() -> None:
+    from gateway.detect import lexicon
+
+    snapshot = lexicon._index_snapshot()
+    assert snapshot is not None, "lexicon-index.json is not current: run `make lexicon`"
+    restored = Lexicon.restored(snapshot)
+    built = Lexicon(lexicon._data())
+    assert _tables(restored) == _tables(built)
+    assert restored.snapshot() == built.snapshot() == snapshot
+    # the automata, built at start from the stored tables, find what the compiled ones find
+    for text in (
+        "Mot de passe",
+        "Введите пароль",
+        "登录密碼 und Kreditkartennummer",
+        "নিরাপত্তা প্রশ্নের উত্তর",
+        "Password settings",
+        "m o t  d e  p a s s e",
+        "Please review the deployment plan " * 4 + "and your card's CVV",
+        "Change the name so the team can find it " * 3,
+    ):
+        assert restored.scan(text) == built.scan(text), text
+    assert lexicon.base_lexicon().snapshot() == snapshot
+
+
+def test_an_index_compiled_from_other_sources_is_not_used(monkeypatch: Any) -> None:
+    from gateway.detect import lexicon
+
+    monkeypatch.setattr(lexicon, "_sources_fingerprint", lambda: "0" * 64)
+    assert lexicon._index_snapshot() is None
+    assert lexicon.base_lexicon.__wrapped__().snapshot() == Lexicon(lexicon._data()).snapshot()
+
+
+def test_a_damaged_index_is_only_a_lost_shortcut(monkeypatch: Any) -> None:
+    from gateway.detect import lexicon
+
+    damaged = {"keys": [["secret", 0]], "singles": {"password": [7]}}  # no key 7
+    monkeypatch.setattr(lexicon, "_index_snapshot", lambda: damaged)
+    with pytest.raises(IndexError):
+        Lexicon.restored(damaged)
+    rebuilt = lexicon.base_lexicon.__wrapped__()
+    assert rebuilt.snapshot() == Lexicon(lexicon._data()).snapshot()
+    assert "password" in rebuilt.scan("Password").strong
 
 
 def test_a_data_file_changed_after_compiling_is_read_from_its_yaml(monkeypatch: Any) -> None:
