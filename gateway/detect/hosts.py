@@ -37,6 +37,7 @@ IDN, typosquat or skeleton matches (LOW findings); script and IP rules still app
 from __future__ import annotations
 
 import functools
+import gc
 import ipaddress
 import itertools
 import re
@@ -472,7 +473,16 @@ class _Index:
 
 @functools.lru_cache(maxsize=32)
 def _index(extra: frozenset[str]) -> _Index:
-    return _Index(_seed_protected() | extra, extra)
+    # Python's cyclic garbage collector paused meanwhile: tens of thousands of new containers
+    # (plain tables, no cycles to find) would make it walk the growing heap again and again
+    # (a third of the build, measured at start-up). Re-enabled after, if it was on.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _Index(_seed_protected() | extra, extra)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @functools.cache

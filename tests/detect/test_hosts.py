@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import socket
 import time
 from typing import Any
@@ -562,3 +563,17 @@ def test_a_lure_word_inside_the_brands_own_name_is_no_sign() -> None:
     # the Belgian social security's own domain; "security" is part of the name
     assert all(f.severity is Severity.LOW for f in check("www.socialsecurity.be"))
     assert any(f.severity is Severity.HIGH for f in check("paypalsecurity.com"))
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_building_the_index_leaves_the_garbage_collector_as_it_found_it(enabled: bool) -> None:
+    from gateway.detect import hosts
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        index = hosts._index.__wrapped__(frozenset({"example-bank.test"}))
+        assert gc.isenabled() is enabled
+        assert index.brand_of("example-bank.test") is not None
+    finally:
+        (gc.enable if was else gc.disable)()

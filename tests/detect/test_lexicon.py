@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -670,3 +671,16 @@ def test_two_short_words_side_by_side_do_not_join_into_a_short_term() -> None:
     assert "sensitive_pii" not in base_lexicon().scan("Describe it in a few words").strong
     assert "password" in base_lexicon().scan("pass word").strong
     assert "otp" in base_lexicon().scan("2 fa code").strong
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_building_the_lexicon_leaves_the_garbage_collector_as_it_found_it(enabled: bool) -> None:
+    from gateway.detect import lexicon
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        assert "password" in lexicon.base_lexicon.__wrapped__().scan("Password").strong
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
