@@ -66,7 +66,8 @@ FUZZ_OUT      ?= /tmp/gateway-fuzz
 fuzz: install conformance-deps
 	$(PY) -m tests.differential.fuzz --examples $(FUZZ_EXAMPLES) --workers $(FUZZ_WORKERS) --out $(FUZZ_OUT)
 
-# After editing gateway/data/*.yaml: the compiled twin the gateway loads at start-up.
+# After editing gateway/data/*.yaml (or gateway/detect/lexicon.py): the compiled twin and the
+# lexicon's index the gateway loads at start-up (gateway/data/compiled/).
 lexicon: install
 	$(PY) -c "from gateway.detect.lexicon import write_compiled; write_compiled()"
 
