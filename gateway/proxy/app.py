@@ -37,7 +37,8 @@ CLIENT = web.AppKey("client", UpstreamClient)
 RELAY = web.AppKey("relay", Relay)
 TARGETS = web.AppKey("targets", dict[str, Target])
 READY_CACHE = web.AppKey("ready_cache", dict[str, tuple[float, str | None]])
-# Each upstream's connection settings (TLS, proxy, cap, headers): the relay's client and /readyz.
+# Each upstream's connection settings (TLS, proxy, cap, headers) as built at start; the client
+# holds those in force (a SIGHUP rebuilds them: reload.reload_upstreams).
 UPSTREAMS = web.AppKey("upstreams", dict[str, UpstreamSettings])
 ENFORCER = web.AppKey("enforcer", Enforcer)
 KEYS = web.AppKey("keys", KeyRing)
