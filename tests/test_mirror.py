@@ -26,7 +26,8 @@ TESTED_ELSEWHERE: dict[str, str] = {
     "__main__.py": "three lines handing over to cli/main.py; `python -m gateway` is what "
     "tests/cli/test_main.py, tests/e2e/* and tests/audit/test_canaries.py run",
     "proxy/relay.py": "split by concern: tests/proxy/test_relay_functional.py (real sockets), "
-    "test_relay_enforcement.py (outcomes carried out), test_relay_reading.py (what clients read)",
+    "test_relay_enforcement.py (outcomes carried out), test_relay_reading.py (what clients read), "
+    "test_relay_upstreams.py (each upstream's TLS, proxy, cap and headers, end to end)",
 }
 
 PENDING: dict[str, str] = {}
@@ -83,6 +84,7 @@ CROSS_MODULE: dict[str, str] = {
     "proxy/test_relay_enforcement.py": "proxy/relay.py, split by concern (see TESTED_ELSEWHERE)",
     "proxy/test_relay_functional.py": "proxy/relay.py, split by concern (see TESTED_ELSEWHERE)",
     "proxy/test_relay_reading.py": "proxy/relay.py, split by concern (see TESTED_ELSEWHERE)",
+    "proxy/test_relay_upstreams.py": "proxy/relay.py, split by concern (see TESTED_ELSEWHERE)",
 }
 
 

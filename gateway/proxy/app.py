@@ -1,10 +1,10 @@
-"""Application wiring: routes, typed app state and the shared upstream client."""
+"""Application wiring: routes, typed app state and the shared upstream client (with each
+upstream's settings, ``gateway/proxy/upstream_settings.py``)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -24,6 +24,12 @@ from gateway.proxy.listener import ConnectionGuard
 from gateway.proxy.metrics import CONTENT_TYPE, Metrics
 from gateway.proxy.relay import Relay, Target
 from gateway.proxy.upstream import UpstreamClient
+from gateway.proxy.upstream_settings import (
+    UpstreamSettings,
+    build_upstreams,
+    probe,
+    ready_reason,
+)
 from gateway.wire.era import era_of_version
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -31,8 +37,9 @@ CLIENT = web.AppKey("client", UpstreamClient)
 RELAY = web.AppKey("relay", Relay)
 TARGETS = web.AppKey("targets", dict[str, Target])
 READY_CACHE = web.AppKey("ready_cache", dict[str, tuple[float, str | None]])
-# How https upstreams are verified (the relay's client and /readyz); default: the system store.
-UPSTREAM_TLS = web.AppKey("upstream_tls", ssl.SSLContext)
+# Each upstream's connection settings (TLS, proxy, cap, headers) as built at start; the client
+# holds those in force (a SIGHUP rebuilds them: reload.reload_upstreams).
+UPSTREAMS = web.AppKey("upstreams", dict[str, UpstreamSettings])
 ENFORCER = web.AppKey("enforcer", Enforcer)
 KEYS = web.AppKey("keys", KeyRing)
 METRICS = web.AppKey("metrics", Metrics)
@@ -100,10 +107,18 @@ EVENTS = web.AppKey("events", Events)
 
 
 def make_app(
-    settings: Settings, policy: Policy, keys: KeyRing, audit: AuditSink | None = None
+    settings: Settings,
+    policy: Policy,
+    keys: KeyRing,
+    audit: AuditSink | None = None,
+    *,
+    upstreams: dict[str, UpstreamSettings] | None = None,
 ) -> web.Application:
+    """``upstreams``: built settings (default: ``build_upstreams(settings)``, which reads the
+    certificate files and the proxy and header environment now)."""
     app = web.Application(client_max_size=settings.limits.max_request_bytes)
     app[SETTINGS] = settings
+    app[UPSTREAMS] = build_upstreams(settings) if upstreams is None else upstreams
     app[POLICY] = PolicyRef(policy)
     app[KEYS] = keys
     app[METRICS] = Metrics()
@@ -155,13 +170,11 @@ async def _memory_keeper(app: web.Application) -> AsyncIterator[None]:
 async def _upstream_client(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     t = settings.timeouts
-    if UPSTREAM_TLS not in app:
-        app[UPSTREAM_TLS] = ssl.create_default_context()
     client = UpstreamClient(
         connect_timeout=t.connect,
         response_timeout=t.response,
         idle_timeout=t.idle,
-        ssl_context=app[UPSTREAM_TLS],
+        upstreams=app[UPSTREAMS],
     )
     app[CLIENT] = client
     logger = get_logger("gateway.relay")
@@ -188,48 +201,31 @@ async def _healthz(_: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
 
 
-async def _reachable(
-    target: Target, timeout: float, tls: ssl.SSLContext | None = None
-) -> str | None:
-    """None when the upstream accepts a connection — for https, a TLS handshake verified the way
-    the relay's client verifies it; else why not: ``connect``, ``timeout`` or ``tls``."""
-    host, port = target.url.host, target.url.port
-    if host is None or port is None:
+async def _reachable(client: UpstreamClient, name: str, timeout: float) -> str | None:
+    """None when the upstream accepts a connection made with its settings (name cache, happy
+    eyeballs, egress proxy, and for https the TLS handshake verified as the relay's client
+    verifies it); else why not: ``tls``, ``timeout``, ``proxy``, ``dns`` or ``connect``."""
+    up, dns = client.settings(name), client.dns(name)
+    if up is None or dns is None:
         return "connect"
-    context: ssl.SSLContext | None = None
-    if target.url.scheme == "https":
-        context = tls or ssl.create_default_context()
-    try:
-        async with asyncio.timeout(timeout):
-            _, writer = await asyncio.open_connection(
-                host, port, ssl=context, server_hostname=host if context is not None else None
-            )
-    except ssl.SSLError:  # certificate not trusted, wrong name, protocol failure
-        return "tls"
-    except TimeoutError:
-        return "timeout"
-    except OSError:
-        return "connect"
-    writer.close()
-    with contextlib.suppress(OSError, ssl.SSLError):
-        await writer.wait_closed()
-    return None
+    return ready_reason(await probe(up, dns, timeout=timeout))
 
 
 async def _readyz(request: web.Request) -> web.Response:
     """Ready once the config and policy are loaded; upstream reachability is reported (a TCP
     connect, and the TLS handshake for https; cached for 2 s) but does not make the gateway
-    unready. An unreachable upstream carries a ``reason``: connect, timeout or tls."""
+    unready. An unreachable upstream carries a ``reason``: tls, timeout, proxy, dns or
+    connect."""
     if request.app[RELAY].draining:
         return web.json_response({"status": "draining"}, status=503)
     cache = request.app[READY_CACHE]
     now = time.monotonic()
     report: dict[str, Any] = {}
-    tls = request.app.get(UPSTREAM_TLS)
-    for name, target in request.app[TARGETS].items():
+    client = request.app[CLIENT]
+    for name in request.app[TARGETS]:
         cached = cache.get(name)
         if cached is None or now - cached[0] > 2.0:
-            cached = (now, await _reachable(target, 1.0, tls))
+            cached = (now, await _reachable(client, name, 1.0))
             cache[name] = cached
         why = cached[1]
         report[name] = {"reachable": True} if why is None else {"reachable": False, "reason": why}

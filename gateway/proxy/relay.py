@@ -35,6 +35,8 @@ from gateway.errors import (
     ClientProtocolError,
     ProtocolError,
     SealError,
+    UpstreamBusy,
+    UpstreamConnectError,
     UpstreamProtocolError,
     UpstreamUnavailable,
 )
@@ -350,10 +352,22 @@ class Relay:
     async def _open(
         self, method: str, query: str, call: _Call, body: bytes | None
     ) -> UpstreamResponse:
-        # Raises UpstreamError / UpstreamTimeout: UpstreamUnavailable, the upstream's fault.
+        # Raises UpstreamError / UpstreamTimeout / UpstreamConnectError / UpstreamBusy: all
+        # UpstreamUnavailable, the upstream's fault (or its cap's).
         return await self._client.request(
-            method, call.target.url, call.up_headers, body, query=query
+            method,
+            call.target.url,
+            call.up_headers,
+            body,
+            query=query,
+            upstream=self._settings_name(call),
         )
+
+    def _settings_name(self, call: _Call) -> str | None:
+        """The target's name when the client holds settings for it (the app always gives it
+        every upstream's); a client built without them connects directly."""
+        name = call.target.name
+        return name if self._client.settings(name) is not None else None
 
     async def _reply_upstream(self, call: _Call, reply: Mapping[str, Any]) -> None:
         """POST a JSON-RPC response to the server on the client's behalf (a blocked
@@ -365,7 +379,16 @@ class Relay:
             ("Accept-Encoding", "identity"),
         ]
         try:
-            resp = await self._client.request("POST", call.target.url, headers, dumps(reply))
+            # Outside the connection cap: the client's stream that asked holds a slot, and
+            # with max_connections 1 the decline would wait for itself.
+            resp = await self._client.request(
+                "POST",
+                call.target.url,
+                headers,
+                dumps(reply),
+                upstream=self._settings_name(call),
+                capped=False,
+            )
             try:
                 # Read the (usually empty) answer so the connection can be reused; its
                 # content does not matter to anyone.
@@ -374,7 +397,7 @@ class Relay:
                     read += len(chunk)
             finally:
                 resp.close()
-        except UpstreamError as exc:
+        except UpstreamUnavailable as exc:
             self._log.warning(
                 "upstream.reply_failed", upstream=call.target.name, error=type(exc).__name__
             )
@@ -385,14 +408,38 @@ class Relay:
             )
 
     def _unavailable(self, call: _Call, exc: UpstreamUnavailable) -> web.Response:
+        name = call.target.name
+        if isinstance(exc, UpstreamBusy):
+            self._metrics.upstream_errors.labels(name, "busy").inc()
+            slots = self._client.slots(name)
+            self._log.warning(
+                "upstream.busy",
+                upstream=name,
+                max_connections=slots.limit if slots is not None else None,
+                retry_after=exc.retry_after,
+            )
+            response = jsonrpc_error(
+                exc.http_status,
+                call.x.request_id,
+                exc.jsonrpc_code,
+                "Upstream MCP server busy: too many connections, retry later",
+            )
+            response.headers["Retry-After"] = str(exc.retry_after)
+            return response
         kind = "timeout" if exc.timeout else "unavailable"
-        self._metrics.upstream_errors.labels(call.target.name, kind).inc()
-        self._log.warning(
-            "upstream.error", upstream=call.target.name, error=exc.message, timeout=exc.timeout
-        )
+        self._metrics.upstream_errors.labels(name, kind).inc()
         message = (
             "Upstream MCP server timed out" if exc.timeout else "Upstream MCP server unavailable"
         )
+        if isinstance(exc, UpstreamConnectError):
+            # Which host, address, CA file or proxy (never a credential) for the operator; a
+            # fixed sentence per failure class for the client.
+            self._log.warning("upstream.connect_failed", **exc.log_fields())
+            message = f"{message}: {exc.summary}"
+        else:
+            self._log.warning(
+                "upstream.error", upstream=name, error=exc.message, timeout=exc.timeout
+            )
         return jsonrpc_error(exc.http_status, call.x.request_id, exc.jsonrpc_code, message)
 
     def _fail_closed(self, call: _Call, why: str) -> web.Response:

@@ -5,6 +5,12 @@ reference assignment), or the old policy stays and the failure is logged and cou
 ``--workers N`` the supervisor reloads its own copy too (SIGHUP, file watch), so a worker it
 restarts starts with the policy in force, not the one loaded at start-up. Requests in
 flight keep the Policy object they started with; open streams are not touched.
+
+SIGHUP also rebuilds each upstream's connection settings (``reload_upstreams``) from the settings
+read at start: CA bundles, client certificates and keys, ``${file:…}`` header values are read
+again (a rotated certificate takes effect without a restart). The settings themselves (URLs,
+proxies, caps, the environment) are those of the start. A file that no longer loads keeps the
+old settings, logged.
 """
 
 from __future__ import annotations
@@ -19,10 +25,11 @@ from typing import Any
 from aiohttp import web
 
 from gateway.audit.logs import get_logger
-from gateway.errors import PolicyError
+from gateway.errors import ConfigError, PolicyError
 from gateway.policy.engine import warm_up
 from gateway.policy.loader import Policy, load_policy
-from gateway.proxy.app import METRICS, POLICY, SETTINGS
+from gateway.proxy.app import CLIENT, METRICS, POLICY, READY_CACHE, SETTINGS
+from gateway.proxy.upstream_settings import build_upstreams
 
 WATCH_INTERVAL = web.AppKey("policy_watch_interval", float)
 
@@ -53,6 +60,26 @@ def reload_policy(app: web.Application) -> bool:
         return False
     ref.current = policy
     app[METRICS].policy_reloads.labels("success").inc()
+    return True
+
+
+def reload_upstreams(app: web.Application) -> bool:
+    """Rebuild every upstream's connection settings (certificate, key and secret files read
+    again); True when the new ones are in force. On a failure the old ones stay (logged, the
+    file and field named, never a value). Idle pooled connections of a rebuilt upstream are
+    closed; requests in flight finish on their connection."""
+    log = get_logger("gateway")
+    try:
+        upstreams = build_upstreams(app[SETTINGS], source="reload")
+    except ConfigError as exc:
+        log.error("upstream.reload_failed", error=str(exc), kept=True)
+        return False
+    except Exception as exc:  # never let a reload take the gateway down
+        log.error("upstream.reload_failed", error=type(exc).__name__, kept=True)
+        return False
+    app[CLIENT].configure(upstreams)  # what the relay and /readyz use from now on
+    app[READY_CACHE].clear()
+    log.info("upstream.reloaded", upstreams=sorted(upstreams))
     return True
 
 

@@ -286,7 +286,12 @@ async def _run(
     from aiohttp import web  # noqa: PLC0415 - after the worker processes' metrics set-up
 
     from gateway.proxy.app import GUARD, POLICY, RELAY, make_app  # noqa: PLC0415
-    from gateway.proxy.reload import WATCH_INTERVAL, policy_watcher, reload_policy  # noqa: PLC0415
+    from gateway.proxy.reload import (  # noqa: PLC0415
+        WATCH_INTERVAL,
+        policy_watcher,
+        reload_policy,
+        reload_upstreams,
+    )
 
     log = get_logger("gateway")
     app = make_app(settings, policy, keys)
@@ -295,6 +300,7 @@ async def _run(
     def on_hup() -> None:
         reopen_audit(audit)
         reload_policy(app)
+        reload_upstreams(app)
 
     def on_usr1() -> None:
         reopen_audit(audit)

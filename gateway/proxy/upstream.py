@@ -12,6 +12,17 @@ through ``httptools``) in its strict mode. How the per-upstream settings
 (``gateway/proxy/upstream_settings.py``: TLS, proxy, caps, headers, failure classes) wire into
 it: the end of that section.
 
+* **Per-upstream settings** (``UpstreamClient(upstreams=…)``, ``request(…, upstream=name)``):
+  each named upstream connects through ``open_socket`` (its DNS cache, happy eyeballs over every
+  address, its egress proxy's ``CONNECT`` tunnel) and its own TLS context and SNI name; its
+  static headers replace the client's of the same name; its pooled connections idle at most
+  ``idle_seconds``; a request holds one of its ``ConnectionSlots`` from before the connection is
+  taken until the answer is closed (an SSE stream holds its slot), and a full queue raises
+  ``UpstreamBusy``. What a connection attempt raised (including a TLS 1.3 server refusing the
+  client certificate on the first read) is classified (``UpstreamConnectError`` family). A
+  request without ``upstream`` (the hostile-bytes tests, callers that predate the settings)
+  connects directly with ``ssl_context`` and ``KEEPALIVE_SECONDS``.
+
 * **Parsing** is llhttp's strict mode: conflicting ``Content-Length`` / ``Transfer-Encoding``,
   duplicate lengths, bare LF, NUL or other invalid bytes in headers are errors, never guesses
   (an upstream must not be able to desynchronise a kept-alive connection). A transfer coding
@@ -37,14 +48,21 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 import httptools
 from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
-from gateway.errors import UpstreamUnavailable
+from gateway.errors import UpstreamConnectTimeout, UpstreamUnavailable
+from gateway.proxy.upstream_settings import (
+    ConnectionSlots,
+    DNSCache,
+    UpstreamSettings,
+    open_socket,
+)
 
 KEEPALIVE_SECONDS: Final = 3.0
 HIGH_WATER: Final = 256 * 1024
@@ -52,6 +70,8 @@ MAX_HEAD_BYTES: Final = 64 * 1024
 MAX_HEADERS: Final = 200
 
 _Origin = tuple[str, str, int]
+# A pool key: the upstream's name ("" for requests without per-upstream settings) and the origin.
+_Key = tuple[str, str, str, int]
 
 
 class UpstreamError(UpstreamUnavailable):
@@ -69,9 +89,17 @@ class UpstreamTimeout(UpstreamError, TimeoutError):
 class _Connection(asyncio.Protocol):
     """One kept-alive HTTP/1.1 connection; serves one request at a time."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, pool: _Pool) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        pool: _Pool,
+        classify: Callable[[BaseException], UpstreamUnavailable] | None = None,
+    ) -> None:
         self._loop = loop
         self._pool = pool
+        # Until the first answer's head: what breaks the connection is still a failure to
+        # connect (a TLS 1.3 server refuses a client certificate after the handshake).
+        self._classify = classify
         self.transport: asyncio.Transport | None = None
         self._parser = httptools.HttpResponseParser(self)
         self._active = False  # a request is in flight on this connection
@@ -92,7 +120,7 @@ class _Connection(asyncio.Protocol):
         self.buffered = 0
         self.complete = False
         self.lost = False
-        self.error: UpstreamError | None = None
+        self.error: UpstreamUnavailable | None = None
         self.idle_until = 0.0
 
     # -- asyncio.Protocol -----------------------------------------------------------------
@@ -143,6 +171,8 @@ class _Connection(asyncio.Protocol):
             self.complete = True  # a body delimited by the end of the connection
             self.keep_alive = False
             self._wake()
+        elif self._classify is not None and isinstance(exc, OSError):
+            self._fail(self._classify(exc))
         else:
             self._fail(UpstreamError("upstream closed the connection"))
 
@@ -173,6 +203,7 @@ class _Connection(asyncio.Protocol):
             self._head_size = 0
             return
         self.status = status
+        self._classify = None
         self.keep_alive = self._parser.should_keep_alive()
         for name, value in self.raw_headers:
             if name.lower() == b"transfer-encoding" and value.strip().lower() != b"chunked":
@@ -249,6 +280,7 @@ class _Connection(asyncio.Protocol):
         """Ready for the next request on this connection."""
         self._parser = httptools.HttpResponseParser(self)
         self._active = False
+        self._classify = None
         self._deadline = None
         self._head_bytes = 0
         self._head_size = 0
@@ -274,7 +306,7 @@ class _Connection(asyncio.Protocol):
         names = {name.lower() for name, _ in self.raw_headers}
         return b"content-length" not in names and b"transfer-encoding" not in names
 
-    def _fail(self, error: UpstreamError) -> None:
+    def _fail(self, error: UpstreamUnavailable) -> None:
         if self.error is None:
             self.error = error
         self.keep_alive = False
@@ -320,9 +352,9 @@ class _Pool:
     """Idle connections per origin, most recently used first out."""
 
     def __init__(self) -> None:
-        self._idle: dict[_Origin, dict[_Connection, None]] = {}
+        self._idle: dict[_Key, dict[_Connection, None]] = {}
 
-    def get(self, origin: _Origin, now: float) -> _Connection | None:
+    def get(self, origin: _Key, now: float) -> _Connection | None:
         conns = self._idle.get(origin)
         while conns:
             conn, _ = conns.popitem()
@@ -331,16 +363,19 @@ class _Pool:
             conn.abort()
         return None
 
-    def put(self, origin: _Origin, conn: _Connection, now: float) -> None:
-        conn.idle_until = now + KEEPALIVE_SECONDS
+    def put(self, origin: _Key, conn: _Connection, now: float, idle: float) -> None:
+        conn.idle_until = now + idle
         self._idle.setdefault(origin, {})[conn] = None
 
     def forget(self, conn: _Connection) -> None:
         for conns in self._idle.values():
             conns.pop(conn, None)
 
-    def close(self) -> None:
-        for conns in self._idle.values():
+    def close(self, name: str | None = None) -> None:
+        """Close the idle connections (of the upstream ``name`` only, when given)."""
+        for key, conns in self._idle.items():
+            if name is not None and key[0] != name:
+                continue
             for conn in list(conns):
                 conn.abort()
             conns.clear()
@@ -349,12 +384,21 @@ class _Pool:
 class UpstreamResponse:
     """An answer being received: status and head now, the body as it arrives."""
 
-    __slots__ = ("_client", "_conn", "_origin", "closed", "headers", "status")
+    __slots__ = ("_client", "_conn", "_origin", "_route", "_slots", "closed", "headers", "status")
 
-    def __init__(self, client: UpstreamClient, origin: _Origin, conn: _Connection) -> None:
+    def __init__(
+        self,
+        client: UpstreamClient,
+        origin: _Key,
+        conn: _Connection,
+        route: _Route | None = None,
+        slots: ConnectionSlots | None = None,
+    ) -> None:
         self._client = client
         self._origin = origin
         self._conn = conn
+        self._route = route
+        self._slots = slots  # held until close()
         self.status = conn.status
         self.headers: CIMultiDictProxy[str] = CIMultiDictProxy(
             CIMultiDict(
@@ -390,10 +434,23 @@ class UpstreamResponse:
             return
         self.closed = True
         conn = self._conn
-        if conn.reusable() and not conn.chunks:
-            self._client.release(self._origin, conn)
-        else:
-            conn.abort()
+        try:
+            if conn.reusable() and not conn.chunks:
+                self._client.release(self._origin, conn, self._route)
+            else:
+                conn.abort()
+        finally:
+            if self._slots is not None:
+                self._slots.release()
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    """One named upstream: its settings and the state built from them (cap, name cache)."""
+
+    settings: UpstreamSettings
+    slots: ConnectionSlots
+    dns: DNSCache
 
 
 class UpstreamClient:
@@ -406,6 +463,7 @@ class UpstreamClient:
         response_timeout: float,
         idle_timeout: float,
         ssl_context: ssl.SSLContext | None = None,
+        upstreams: Mapping[str, UpstreamSettings] | None = None,
     ) -> None:
         self._connect_timeout = connect_timeout
         self._response_timeout = response_timeout
@@ -413,6 +471,42 @@ class UpstreamClient:
         self._ssl = ssl_context
         self._pool = _Pool()
         self._closed = False
+        self._routes: dict[str, _Route] = {}
+        if upstreams:
+            self.configure(upstreams)
+
+    def configure(self, upstreams: Mapping[str, UpstreamSettings]) -> None:
+        """Use these per-upstream settings from now on (at start, and on reload). An upstream
+        whose settings changed gets a new connection cap and name cache, and its idle pooled
+        connections are closed (they were opened with the old TLS context or proxy); requests
+        in flight finish on what they started with and give their slot back to the old cap."""
+        routes: dict[str, _Route] = {}
+        for name, settings in upstreams.items():
+            old = self._routes.get(name)
+            if old is not None and old.settings is settings:
+                routes[name] = old
+                continue
+            routes[name] = _Route(settings, settings.new_slots(), settings.new_dns_cache())
+            if old is not None:
+                self._pool.close(name)
+        for name in self._routes.keys() - routes.keys():
+            self._pool.close(name)
+        self._routes = routes
+
+    def settings(self, upstream: str) -> UpstreamSettings | None:
+        """The settings in force for the named upstream (None: not configured)."""
+        route = self._routes.get(upstream)
+        return route.settings if route is not None else None
+
+    def dns(self, upstream: str) -> DNSCache | None:
+        """The named upstream's name cache in force (``/readyz`` probes through it)."""
+        route = self._routes.get(upstream)
+        return route.dns if route is not None else None
+
+    def slots(self, upstream: str) -> ConnectionSlots | None:
+        """The named upstream's connection cap in force (for metrics and tests)."""
+        route = self._routes.get(upstream)
+        return route.slots if route is not None else None
 
     async def request(
         self,
@@ -422,30 +516,60 @@ class UpstreamClient:
         body: bytes | None,
         *,
         query: str = "",
+        upstream: str | None = None,
+        capped: bool = True,
     ) -> UpstreamResponse:
         """Send one request and wait for the response head. ``query`` (already encoded)
-        replaces the URL's own query when given. Raises :class:`UpstreamError`."""
+        replaces the URL's own query when given. ``upstream``: the name of configured
+        settings to use (see module doc); ``capped=False`` skips its connection cap (the
+        gateway's own declines, sent while the client's stream holds a slot). Raises
+        :class:`UpstreamError`, or an ``UpstreamConnectError`` / ``UpstreamBusy``
+        (``UpstreamUnavailable``) for a named upstream."""
         if self._closed:
             raise UpstreamError("upstream client closed")
+        route: _Route | None = None
+        if upstream is not None:
+            route = self._routes.get(upstream)
+            if route is None:
+                raise UpstreamError(f"no settings for the upstream {upstream!r}")
+            headers = route.settings.apply_headers(headers)
         origin = _origin_of(url)
+        key: _Key = (upstream or "", *origin)
         payload = _request_bytes(method, url, origin, headers, body=body, query=query)
-        loop = asyncio.get_running_loop()
-        conn = self._pool.get(origin, loop.time()) or await self._connect(loop, origin)
+        slots = route.slots if route is not None and capped else None
+        if slots is not None:
+            await slots.acquire()  # UpstreamBusy when the queue is full or waited too long
         try:
-            conn.start(payload, response=self._response_timeout, idle=self._idle_timeout)
-            while not conn.head_done:
-                await conn.wait()
+            loop = asyncio.get_running_loop()
+            conn = self._pool.get(key, loop.time())
+            if conn is None:
+                conn = await (
+                    self._connect(loop, origin)
+                    if route is None
+                    else self._connect_route(loop, route.settings, route.dns)
+                )
+            try:
+                conn.start(payload, response=self._response_timeout, idle=self._idle_timeout)
+                while not conn.head_done:
+                    await conn.wait()
+            except BaseException:
+                conn.abort()
+                raise
         except BaseException:
-            conn.abort()
+            if slots is not None:
+                slots.release()
             raise
-        return UpstreamResponse(self, origin, conn)
+        return UpstreamResponse(self, key, conn, route, slots)
 
-    def release(self, origin: _Origin, conn: _Connection) -> None:
-        if self._closed:
-            conn.abort()
+    def release(self, origin: _Key, conn: _Connection, route: _Route | None = None) -> None:
+        if self._closed or (
+            route is not None and self._routes.get(route.settings.name) is not route
+        ):
+            conn.abort()  # closed, or its upstream's settings were replaced meanwhile
             return
         conn.reset()
-        self._pool.put(origin, conn, asyncio.get_running_loop().time())
+        idle = route.settings.idle_seconds if route is not None else KEEPALIVE_SECONDS
+        self._pool.put(origin, conn, asyncio.get_running_loop().time(), idle)
 
     async def close(self) -> None:
         self._closed = True
@@ -469,6 +593,36 @@ class UpstreamClient:
             raise UpstreamTimeout("upstream connect timed out") from exc
         except OSError as exc:
             raise UpstreamError(f"upstream unreachable: {type(exc).__name__}") from exc
+        return conn
+
+    async def _connect_route(
+        self, loop: asyncio.AbstractEventLoop, up: UpstreamSettings, dns: DNSCache
+    ) -> _Connection:
+        """A connection with the upstream's settings: ``open_socket`` (name cache, happy
+        eyeballs, proxy tunnel), then TLS with its context and SNI name, all within the connect
+        timeout. Raises the classified ``UpstreamConnectError``."""
+        deadline = loop.time() + self._connect_timeout
+        sock = await open_socket(up, dns, timeout=self._connect_timeout)
+        remaining = max(deadline - loop.time(), 0.001)
+        try:
+            async with asyncio.timeout_at(deadline):
+                _, conn = await loop.create_connection(
+                    lambda: _Connection(loop, self._pool, up.classify),
+                    sock=sock,
+                    ssl=up.ssl,
+                    server_hostname=up.server_name if up.ssl is not None else None,
+                    ssl_handshake_timeout=remaining if up.ssl is not None else None,
+                )
+        except TimeoutError:
+            sock.close()
+            raise UpstreamConnectTimeout(
+                f"no TLS handshake with {up.address} within the connect timeout",
+                upstream=up.name,
+                address=up.address,
+            ) from None
+        except OSError as exc:
+            sock.close()
+            raise up.classify(exc) from None
         return conn
 
 

@@ -15,7 +15,7 @@ import aiohttp
 from aiohttp.test_utils import TestServer
 
 from gateway.policy.loader import load_policy
-from gateway.proxy.app import UPSTREAM_TLS, make_app
+from gateway.proxy.app import make_app
 from gateway.proxy.config import Settings
 from tests.proxy.test_upstream import _self_signed
 from tests.relay_harness import DEFAULT_POLICY, TEST_KEYS
@@ -55,11 +55,12 @@ async def tls_upstream(tmp_path: Path) -> AsyncIterator[tuple[int, Path]]:
         await srv.wait_closed()
 
 
-async def readyz_and_call(url: str, tls: ssl.SSLContext | None) -> tuple[dict[str, Any], int]:
-    settings = Settings.model_validate({"upstreams": {"default": {"url": url}}})
+async def readyz_and_call(url: str, ca_file: Path | None) -> tuple[dict[str, Any], int]:
+    upstream: dict[str, Any] = {"url": url}
+    if ca_file is not None:
+        upstream["tls"] = {"ca_file": str(ca_file)}
+    settings = Settings.model_validate({"upstreams": {"default": upstream}})
     app = make_app(settings, load_policy(DEFAULT_POLICY), TEST_KEYS)
-    if tls is not None:
-        app[UPSTREAM_TLS] = tls
     async with TestServer(app, port=0) as gw, aiohttp.ClientSession() as http:
         async with http.get(gw.make_url("/readyz")) as resp:
             assert resp.status == 200
@@ -78,8 +79,9 @@ async def test_readyz_reports_an_untrusted_tls_certificate_as_not_reachable(
         report, status = await readyz_and_call(url, None)
         assert report == {"reachable": False, "reason": "tls"}
         assert status == 502
-        # Trusted (the same context for the relay's client and /readyz): reachable, calls pass.
-        report, status = await readyz_and_call(url, ssl.create_default_context(cafile=str(cert)))
+        # Trusted (tls.ca_file: the same context for the relay's client and /readyz):
+        # reachable, calls pass.
+        report, status = await readyz_and_call(url, cert)
         assert report == {"reachable": True}
         assert status == 200
 
