@@ -26,7 +26,14 @@ import pytest
 import pytest_asyncio
 
 from tests.peers.modes import ERA, LEGACY, MODERN, MODES, VERSION
-from tests.peers.procs import ROOT, ClientWorker, read_log_events, start_client_worker
+from tests.peers.procs import (
+    ROOT,
+    ClientWorker,
+    decisions,
+    outcome,
+    shown,
+    start_client_worker,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -47,21 +54,6 @@ def through(server: list[str], audit: Path, *options: str) -> list[str]:
 async def worker() -> AsyncIterator[ClientWorker]:
     async with start_client_worker() as w:
         yield w
-
-
-def shown(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for e in events if e["event"] == "elicit"]
-
-
-def outcome(events: list[dict[str, Any]]) -> dict[str, Any]:
-    [last] = [e for e in events if e["event"] in ("result", "error", "exception")]
-    return last
-
-
-def decisions(audit: Path) -> list[dict[str, Any]]:
-    if not audit.exists():
-        return []
-    return [e for e in read_log_events(audit) if e.get("event") == "elicitation.decision"]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -35,9 +35,12 @@ from tests.peers.modes import ERA, LEGACY, MODERN, MODES, VERSION
 from tests.peers.procs import (
     ROOT,
     ClientWorker,
+    decisions,
     free_port,
+    outcome,
     peer_env,
     read_log_events,
+    shown,
     start_client_worker,
     start_upstream,
 )
@@ -76,21 +79,6 @@ class Peers:
 async def peers(worker: ClientWorker) -> AsyncIterator[Peers]:
     async with start_upstream() as demo:
         yield Peers(worker, demo.url)
-
-
-def shown(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [e for e in events if e["event"] == "elicit"]
-
-
-def outcome(events: list[dict[str, Any]]) -> dict[str, Any]:
-    [last] = [e for e in events if e["event"] in ("result", "error", "exception")]
-    return last
-
-
-def decisions(audit: Path) -> list[dict[str, Any]]:
-    if not audit.exists():
-        return []
-    return [e for e in read_log_events(audit) if e.get("event") == "elicitation.decision"]
 
 
 @pytest.mark.parametrize("mode", MODES)

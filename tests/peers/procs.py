@@ -252,6 +252,26 @@ def read_log_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
+# What a client worker's run showed: the elicitations the user saw, how the call ended, and the
+# gateway's audit decisions (shared by the stdio end-to-end tests).
+def shown(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The elicitations the client was shown."""
+    return [e for e in events if e["event"] == "elicit"]
+
+
+def outcome(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """How the call ended: its one result, error or exception event."""
+    [last] = [e for e in events if e["event"] in ("result", "error", "exception")]
+    return last
+
+
+def decisions(audit: Path) -> list[dict[str, Any]]:
+    """The ``elicitation.decision`` lines of an audit file (none if it was never written)."""
+    if not audit.exists():
+        return []
+    return [e for e in read_log_events(audit) if e.get("event") == "elicitation.decision"]
+
+
 def client_args(
     url: str | Sequence[str],
     mode: str,
